@@ -1,0 +1,128 @@
+"""Parse the task-string language: `name`, `name|5`, `suite|name|5`, `name@k=v|5`, or a file of them.
+
+Parsing is purely syntactic; whether a name is registered is the registry's business.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import TaskStringError
+
+ACCEPTED_FORMS = (
+    "accepted forms: 'task', 'task|N' (N = few-shot count, an integer >= 0), "
+    "'task@param=value|N' (value a Python literal, e.g. @k=5 or @name='x'), "
+    "a comma-separated list of these, or the path of a file with one per line"
+)
+
+
+@dataclass(frozen=True)
+class TaskRequest:
+    """One parsed item of a task string: which task, how many shots, which metric parameters."""
+
+    name: str
+    num_fewshots: int = 0
+    metric_params: tuple[tuple[str, Any], ...] = field(default=())
+    item: str = ""
+
+    @property
+    def params_dict(self) -> dict[str, Any]:
+        """The `@k=v` metric parameters as a dict, in the order given."""
+        return dict(self.metric_params)
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        """Identity used for de-duplication; parameters compare by their repr so lists work."""
+        return (self.name, self.num_fewshots, repr(self.metric_params))
+
+
+def parse_task_string(spec: str) -> list[TaskRequest]:
+    """Parse a comma-separated task string, or a file of task strings, into requests.
+
+    Duplicates are dropped keeping the first occurrence, so the order is the order written.
+    """
+    items = _read_items(spec)
+    if not items:
+        raise TaskStringError(f"empty task string {spec!r}; {ACCEPTED_FORMS}")
+    requests: list[TaskRequest] = []
+    seen: set[tuple[str, int, str]] = set()
+    for item in items:
+        request = parse_task_item(item)
+        if request.key not in seen:
+            seen.add(request.key)
+            requests.append(request)
+    return requests
+
+
+def _read_items(spec: str) -> list[str]:
+    """Split `spec` into items, reading it as a file only when it is the path of an existing file."""
+    path = Path(spec.strip()) if spec.strip() else None
+    if path is not None and "," not in spec and path.is_file():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TaskStringError(f"cannot read task file {path}: {exc}") from exc
+        lines = [line.strip() for line in text.splitlines()]
+        kept = [line for line in lines if line and not line.startswith("#")]
+        return [part.strip() for line in kept for part in line.split(",")]
+    return [part.strip() for part in spec.split(",")]
+
+
+def parse_task_item(item: str) -> TaskRequest:
+    """Parse one item such as `mmlu:anatomy@k=1|5`."""
+    parts = [part.strip() for part in item.split("|")]
+    if len(parts) > 3:
+        raise TaskStringError(f"task {item!r} has more than two '|'; {ACCEPTED_FORMS}")
+    if len(parts) == 3:
+        warnings.warn(
+            f"task {item!r}: the 'suite|task|N' form is deprecated and the suite "
+            f"{parts[0]!r} is ignored; write '{parts[1]}|{parts[2]}'",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        parts = parts[1:]
+    name_part = parts[0]
+    num_fewshots = _parse_fewshots(item, parts[1]) if len(parts) == 2 else 0
+    name, *param_parts = [piece.strip() for piece in name_part.split("@")]
+    if not name:
+        raise TaskStringError(f"task {item!r} has an empty name; {ACCEPTED_FORMS}")
+    params = tuple(_parse_param(item, piece) for piece in param_parts if piece)
+    return TaskRequest(name=name, num_fewshots=num_fewshots, metric_params=params, item=item)
+
+
+def _parse_fewshots(item: str, text: str) -> int:
+    """Read the few-shot count; it must be a non-negative integer written in decimal."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise TaskStringError(
+            f"task {item!r}: few-shot count {text!r} is not an integer; {ACCEPTED_FORMS}"
+        ) from None
+    if value < 0:
+        raise TaskStringError(
+            f"task {item!r}: few-shot count {value} is negative; {ACCEPTED_FORMS}"
+        )
+    return value
+
+
+def _parse_param(item: str, piece: str) -> tuple[str, Any]:
+    """Read one `k=v` metric parameter; `v` is a Python literal, as in lighteval."""
+    key, sep, raw = piece.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise TaskStringError(
+            f"task {item!r}: metric parameter {piece!r} is not of the form key=value; "
+            f"{ACCEPTED_FORMS}"
+        )
+    try:
+        value = ast.literal_eval(raw.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise TaskStringError(
+            f"task {item!r}: value {raw!r} of metric parameter {key!r} is not a Python "
+            f"literal (quote strings: {key}='{raw}'); {ACCEPTED_FORMS}"
+        ) from None
+    return key, value
