@@ -75,7 +75,7 @@ def bbh_task(subtask: str, subset: str) -> LightevalTaskConfig:
         evaluation_splits=["train"],
         few_shots_split=None,
         few_shots_select=None,
-        generation_size=None,  # lighteval: -1 (unused by loglikelihood metrics); ours must be >= 0
+        generation_size=-1,
         metrics=[Metrics.loglikelihood_acc],
         stop_sequence=["</s>", "Q=", "\n\n"],
         version=0,

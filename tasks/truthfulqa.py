@@ -64,7 +64,7 @@ truthfulqa_mc = LightevalTaskConfig(
     evaluation_splits=["validation"],
     few_shots_split=None,
     few_shots_select=None,
-    generation_size=None,  # lighteval: -1 (unused by loglikelihood metrics); ours must be >= 0
+    generation_size=-1,
     metrics=[Metrics.truthfulqa_mc_metrics],
     stop_sequence=["\n"],
     version=0,

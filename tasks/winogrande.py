@@ -49,7 +49,7 @@ winogrande = LightevalTaskConfig(
     evaluation_splits=["validation"],
     few_shots_split=None,
     few_shots_select="random_sampling",
-    generation_size=None,  # lighteval: -1 (unused by loglikelihood metrics); ours must be >= 0
+    generation_size=-1,
     metrics=[Metrics.loglikelihood_acc],
     stop_sequence=["\n"],
     version=0,

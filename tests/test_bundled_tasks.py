@@ -355,6 +355,86 @@ def test_module_is_documented_and_typed(relative: str) -> None:
             assert parameter.annotation is not inspect.Parameter.empty, f"{name}.{parameter}"
 
 
+EXPECTED_CONFIGS: dict[str, tuple[str, str, list[str], str | None, int, list[str]]] = {
+    "gsm8k": (
+        "openai/gsm8k",
+        "main",
+        ["test"],
+        "random_sampling_from_train",
+        256,
+        ["Question:"],
+    ),
+    "arc:challenge": (
+        "allenai/ai2_arc",
+        "ARC-Challenge",
+        ["test"],
+        "random_sampling_from_train",
+        1,
+        ["\n"],
+    ),
+    "arc:easy": (
+        "allenai/ai2_arc",
+        "ARC-Easy",
+        ["test"],
+        "random_sampling_from_train",
+        1,
+        ["\n"],
+    ),
+    "hellaswag": ("Rowan/hellaswag", "default", ["validation"], "random", 1, ["\n"]),
+    "truthfulqa:mc": (
+        "truthfulqa/truthful_qa",
+        "multiple_choice",
+        ["validation"],
+        None,
+        -1,
+        ["\n"],
+    ),
+    "winogrande": (
+        "allenai/winogrande",
+        "winogrande_xl",
+        ["validation"],
+        "random_sampling",
+        -1,
+        ["\n"],
+    ),
+    "boolq": ("lighteval/boolq_helm", "default", ["validation"], "balanced", 5, ["\n"]),
+    "piqa": ("ybisk/piqa", "plain_text", ["validation", "test"], None, 1, ["\n"]),
+    "openbookqa": ("allenai/openbookqa", "main", ["validation", "test"], "sequential", 1, ["\n"]),
+    "ifeval": ("google/IFEval", "default", ["train"], "random_sampling", 1280, []),
+}
+"""(hf_repo, hf_subset, evaluation_splits, few_shots_select, generation_size, stop_sequence)."""
+
+
+@pytest.mark.parametrize(("relative", "config"), all_configs(), ids=CONFIG_IDS)
+def test_config_values(relative: str, config: LightevalTaskConfig) -> None:
+    if config.name.startswith("mmlu:"):
+        expected: tuple[Any, ...] = (
+            "lighteval/mmlu",
+            config.name.removeprefix("mmlu:"),
+            ["test"],
+            None,
+            5,
+            ["\n"],
+        )
+        assert config.few_shots_split == "dev"
+        assert config.metric_names == ["em"]
+    elif config.name.startswith("bigbench_hard:"):
+        suffix = config.name.removeprefix("bigbench_hard:")
+        subset = "causal_judgement" if suffix == "causal_judgment" else suffix
+        expected = ("lighteval/bbh", subset, ["train"], None, -1, ["</s>", "Q=", "\n\n"])
+    else:
+        expected = EXPECTED_CONFIGS[config.name]
+    actual = (
+        config.hf_repo,
+        config.hf_subset,
+        config.evaluation_splits,
+        config.few_shots_select,
+        config.generation_size,
+        config.stop_sequence,
+    )
+    assert actual == expected
+
+
 def test_task_names_are_unique() -> None:
     names = [config.name for _, config in all_configs()]
     assert len(names) == len(set(names)) == 73

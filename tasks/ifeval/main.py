@@ -11,8 +11,7 @@ verbatim, as in lighteval 0.13's ``ifeval_prompt`` (which sets an empty-string
 
 Covers: the ``random_sampling`` few-shot selection with ``few_shots_split`` equal to the
 evaluation split (``train`` has at least 6 rows, enough for a 5-shot prompt); a task living in
-a ``tasks/<subdir>/main.py`` module. lighteval's version string "0.1" is kept as version 0
-(our configs take an integer version).
+a ``tasks/<subdir>/main.py`` module; a string ``version`` ("0.1", as in lighteval).
 """
 
 from __future__ import annotations
@@ -51,7 +50,7 @@ ifeval = LightevalTaskConfig(
     few_shots_select="random_sampling",
     generation_size=1280,
     stop_sequence=[],
-    version=0,
+    version="0.1",
 )
 
 TASKS_TABLE: list[LightevalTaskConfig] = [ifeval]
