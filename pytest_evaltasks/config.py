@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -64,7 +64,7 @@ class TaskConfig(BaseModel):
     few_shots_split: str | None = None
     few_shots_select: FewShotSelect | None = None
 
-    generation_size: StrictInt | None = Field(default=None, ge=0)
+    generation_size: StrictInt | None = None
     generation_grammar: Any = None
     stop_sequence: list[str] | None = None
     num_samples: list[StrictInt] | None = None
@@ -74,7 +74,7 @@ class TaskConfig(BaseModel):
     must_remove_duplicate_docs: StrictBool = False
     num_fewshots: StrictInt = Field(default=0, ge=0)
     truncate_fewshots: StrictBool = False
-    version: StrictInt = Field(default=0, ge=0)
+    version: StrictInt | Annotated[str, Field(min_length=1)] = 0
 
     _source: tuple[str, int] = PrivateAttr(default=("<unknown>", 0))
 

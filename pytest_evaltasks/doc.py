@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
+
+
+class SamplingMethod(str, Enum):
+    """How a model is queried for a doc; lighteval task files import it next to `Doc`."""
+
+    GENERATIVE = "GENERATIVE"
+    LOGPROBS = "LOGPROBS"
+    PERPLEXITY = "PERPLEXITY"
 
 
 @dataclass(slots=True)

@@ -5,6 +5,9 @@ Both follow lighteval's prompt manager character for character (SPEC 3.5).
 
 from __future__ import annotations
 
+import os
+
+from .chat_template import ChatTemplate, apply_chat_template, load_chat_template
 from .doc import Doc
 
 Message = dict[str, str]
@@ -49,3 +52,13 @@ def render_messages(doc: Doc, system_prompt: str | None = None) -> list[Message]
         query = doc.instruction + query
     messages.append({"role": "user", "content": query})
     return messages
+
+
+def render_chat(
+    doc: Doc, template: str | os.PathLike[str] | ChatTemplate, system_prompt: str | None = None
+) -> str:
+    """The prompt as a local chat model sees it: the messages through a chat template.
+
+    `template` is a bundled template name, a `.jinja` file, or a `tokenizer_config.json`.
+    """
+    return apply_chat_template(load_chat_template(template), render_messages(doc, system_prompt))

@@ -1,0 +1,241 @@
+"""`Task`: one requested task (a config at a shot count) turned into docs with few-shot examples.
+
+Follows lighteval's `LightevalTask.get_docs` step for step (SPEC 3.2-3.3): the same doc order,
+the same shared `random.Random(42)` consumed doc by doc, the same few-shot split choice.
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from .config import TaskConfig
+from .doc import Doc
+from .errors import EvalTaskError, PromptFunctionError
+from .fewshot import FewShotSampler
+from .rows import Row, RowSource, preview
+
+FEWSHOT_SPLIT_PRIORITY = ("train", "dev", "valid", "default")
+
+
+class FewShotFromEvalWarning(UserWarning):
+    """The few-shot pool is built from the evaluation split: a classic contamination source."""
+
+
+@dataclass(frozen=True)
+class DocBuildStats:
+    """How many rows a split produced and how many the prompt function dropped."""
+
+    rows: int
+    dropped: int
+
+
+class Task:
+    """A task as requested: config copy, shot count, metric parameters, and its docs."""
+
+    def __init__(
+        self,
+        config: TaskConfig,
+        data_dir: str | Path | None = None,
+        metric_params: dict[str, Any] | None = None,
+    ) -> None:
+        """`config` must already be this request's own copy (the registry deep-copies)."""
+        self.config = config
+        self.metric_params: dict[str, Any] = dict(metric_params or {})
+        self.source = RowSource.for_config(config, Path(data_dir) if data_dir else None)
+        self.sampler = FewShotSampler(self.fewshot_docs, config.few_shots_select, config.name)
+        self._eval_docs: list[Doc] | None = None
+        self._fewshot_docs: list[Doc] | None = None
+
+    @property
+    def name(self) -> str:
+        """The registered task name, e.g. `mmlu:anatomy`."""
+        return self.config.name
+
+    @property
+    def num_fewshots(self) -> int:
+        """Few-shot examples per doc, from the task string."""
+        return self.config.num_fewshots
+
+    @property
+    def full_name(self) -> str:
+        """`name|shots`, as lighteval names a task run."""
+        return f"{self.config.name}|{self.config.num_fewshots}"
+
+    @property
+    def version(self) -> int:
+        """The task's declared prompt/data version."""
+        return self.config.version
+
+    @cached_property
+    def fewshot_split(self) -> str | None:
+        """The split the few-shot pool comes from; None means the evaluation splits."""
+        return self.config.few_shots_split or first_fewshot_split(
+            self.config.hf_avail_splits, self.config.evaluation_splits
+        )
+
+    @property
+    def fewshot_from_eval(self) -> bool:
+        """True when examples are drawn from the data being evaluated."""
+        return self.fewshot_split is None
+
+    def eval_docs(self) -> list[Doc]:
+        """The evaluation docs in file order (cached; deduplicated when the config asks)."""
+        if self._eval_docs is None:
+            docs = self._build_docs(self.config.evaluation_splits, few_shots=False)
+            if self.config.must_remove_duplicate_docs:
+                docs = remove_duplicate_docs(docs)
+            self._eval_docs = docs
+        return self._eval_docs
+
+    def fewshot_docs(self) -> list[Doc]:
+        """The few-shot pool in file order; built from the eval splits when no split is left."""
+        if self._fewshot_docs is None:
+            if self.fewshot_split is None:
+                warnings.warn(
+                    f"task {self.name!r} builds its few-shot pool from its evaluation "
+                    f"split(s) {', '.join(self.config.evaluation_splits)}",
+                    FewShotFromEvalWarning,
+                    stacklevel=2,
+                )
+                splits = self.config.evaluation_splits
+            else:
+                splits = [self.fewshot_split]
+            self._fewshot_docs = self._build_docs(splits, few_shots=True)
+        return self._fewshot_docs
+
+    def get_docs(self, max_samples: int | None = None, variance_seed: int = 0) -> list[Doc]:
+        """Docs in evaluation order with few-shot examples and generation settings set.
+
+        Returns new `Doc` objects on every call, so calls never disturb each other's results.
+        """
+        source_docs = self.eval_docs()
+        if not source_docs:
+            raise EvalTaskError(
+                f"task {self.name!r} has no documents to evaluate: every row of "
+                f"{', '.join(self.config.evaluation_splits)} at {self.source.location} was "
+                f"dropped by its prompt function or hf_filter"
+            )
+        order = list(source_docs)
+        rnd = random.Random(42)
+        rnd.shuffle(order)
+        if max_samples is not None:
+            order = order[:max_samples]
+        config = self.config
+        full_name = self.full_name
+        num_samples = max(config.num_samples) if config.num_samples else 1
+        stop = list(config.stop_sequence) if config.stop_sequence is not None else []
+        docs: list[Doc] = []
+        for template in order:
+            doc = _runtime_copy(template)
+            doc.task_name = full_name
+            doc.fewshot_samples = self.sampler.sample(
+                config.num_fewshots, variance_seed=variance_seed, rng=rnd, doc=doc
+            )
+            doc.generation_size = config.generation_size
+            doc.stop_sequences = stop
+            doc.num_samples = num_samples
+            doc.use_logits = True
+            docs.append(doc)
+        return docs
+
+    def _build_docs(self, splits: list[str], few_shots: bool) -> list[Doc]:
+        """Run the prompt function over every row of `splits`, in order."""
+        docs: list[Doc] = []
+        for split in splits:
+            docs.extend(self._split_docs(split, self.source.rows(split), few_shots))
+        return docs
+
+    def _split_docs(self, split: str, rows: list[Row], few_shots: bool) -> list[Doc]:
+        """One split's docs; ids are row indices, so a dropped row still uses up its index."""
+        config = self.config
+        prompt_function = config.prompt_function
+        task_name = config.name
+        docs: list[Doc] = []
+        for index, row in enumerate(rows):
+            row["__few_shots"] = few_shots
+            row["__index"] = index
+            try:
+                doc = prompt_function(row, task_name)
+            except Exception as exc:
+                raise self._row_error(split, index, row, f"raised {type(exc).__name__}: {exc}") from exc
+            if doc is None or (isinstance(doc, list) and not doc):
+                continue
+            if not isinstance(doc, Doc):
+                raise self._row_error(
+                    split,
+                    index,
+                    row,
+                    f"returned {type(doc).__module__}.{type(doc).__name__}, not a "
+                    f"pytest_evaltasks Doc (or None to drop the row)",
+                )
+            doc.id = str(index)
+            doc.generation_grammar = config.generation_grammar
+            doc.generation_size = config.generation_size
+            doc.stop_sequences = config.stop_sequence
+            docs.append(doc)
+        return docs
+
+    def _row_error(self, split: str, index: int, row: Row, what: str) -> PromptFunctionError:
+        """An error that names the task, split, row and the prompt function's file."""
+        function = self.config.prompt_function
+        code = getattr(function, "__code__", None)
+        where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+        name = getattr(function, "__qualname__", repr(function))
+        return PromptFunctionError(
+            f"task {self.name!r}: prompt function {name}{where} {what} "
+            f"on split {split!r}, row {index}: {preview(row)}"
+        )
+
+    def __repr__(self) -> str:
+        return f"Task({self.full_name!r})"
+
+
+def first_fewshot_split(available: list[str], evaluation: list[str]) -> str | None:
+    """The first non-evaluation split whose name contains train, dev, valid or default."""
+    candidates = [split for split in available if split not in evaluation]
+    for marker in FEWSHOT_SPLIT_PRIORITY:
+        for split in candidates:
+            if marker in split:
+                return split
+    return None
+
+
+def remove_duplicate_docs(docs: list[Doc]) -> list[Doc]:
+    """Drop docs whose content (every field but `id`) repeats an earlier doc."""
+    seen: set[str] = set()
+    kept: list[Doc] = []
+    for doc in docs:
+        key = repr([getattr(doc, name) for name in Doc.__slots__ if name != "id"])
+        if key not in seen:
+            seen.add(key)
+            kept.append(doc)
+    return kept
+
+
+def _runtime_copy(doc: Doc) -> Doc:
+    """A fresh doc sharing the prompt function's values; runtime fields start clean."""
+    return Doc(
+        doc.query,
+        doc.choices,
+        doc.gold_index,
+        doc.instruction,
+        doc.images,
+        doc.specific,
+        doc.unconditioned_query,
+        doc.original_query,
+        doc.id,
+        doc.task_name,
+        [],
+        list(doc.sampling_methods),
+        doc.fewshot_sorting_class,
+        doc.generation_size,
+        doc.stop_sequences,
+        doc.use_logits,
+        doc.num_samples,
+        doc.generation_grammar,
+    )
