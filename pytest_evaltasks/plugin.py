@@ -1,1 +1,196 @@
-"""pytest plugin entry point (work in progress)."""
+"""pytest hooks: `--evaltasks` turns requested tasks into snapshot-checked items.
+
+Hooks only wire things together; the work is in the engine, `snapshot_format`,
+`version_gate`, `snapshot_extension` and `items`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .errors import EvalTaskError
+from .items import (
+    COLLECTOR_NAME,
+    CONTEXT_KEY,
+    EvalTasksCollector,
+    EvalTasksWarning,
+    RunContext,
+    result_of,
+)
+from .options import Options, add_options, resolve_options
+from .snapshot_extension import SNAPSHOT_SUFFIX
+
+if TYPE_CHECKING:
+    from .chat_template import ChatTemplate
+    from .registry import Registry
+
+ALL = "all"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Register the `--evaltasks*` options."""
+    add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """`--evaltasks-list` prints the registry and exits before any collection."""
+    if not config.option.evaltasks_list:
+        return None
+    options = resolve_options(config)
+    registry = _build_registry(options)
+    writer = config.get_terminal_writer()
+    writer.line(f"{len(registry.names)} registered tasks:")
+    width = max((len(name) for name in registry.names), default=0)
+    for name in registry.names:
+        config_ = registry.configs[name]
+        writer.line(f"  {name:<{width}}  version {config_.version!s:<4} {registry.origins[name]}")
+    for broken in registry.broken:
+        writer.line(f"failed to import: {broken.describe()}", red=True)
+    return 0
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Validate everything before collection, so mistakes are usage errors (exit code 4)."""
+    config.addinivalue_line("markers", "evaltask: a snapshot check of one evaluation task")
+    if not config.option.evaltasks:
+        return
+    options = resolve_options(config)
+    if options.problems:
+        raise pytest.UsageError("\n".join(options.problems))
+    registry = _build_registry(options)
+    for broken in registry.broken:
+        config.issue_config_time_warning(
+            EvalTasksWarning(f"task module failed to import: {broken.describe()}"), stacklevel=2
+        )
+    pairs = _resolve(registry, options)
+    config.stash[CONTEXT_KEY] = RunContext(
+        options=options, registry=registry, pairs=pairs, template=_load_template(options)
+    )
+
+
+def _build_registry(options: Options) -> Registry:
+    """The registry, with its errors as usage errors."""
+    from .registry import Registry
+
+    try:
+        return Registry(options.task_dirs, options.custom_tasks, options.data_dir)
+    except EvalTaskError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _resolve(registry: Registry, options: Options) -> list[Any]:
+    """Task string to (name, request) pairs; `all` means every registered task at 0 shots."""
+    from .task_string import TaskRequest
+
+    assert options.spec is not None
+    if options.spec.strip() == ALL:
+        return [(name, TaskRequest(name)) for name in registry.names]
+    try:
+        return registry.resolve(options.spec)
+    except EvalTaskError as exc:
+        raise pytest.UsageError(f"--evaltasks {options.spec!r}: {exc}") from None
+
+
+def _load_template(options: Options) -> ChatTemplate | None:
+    """The chat template named by the option, loaded once for the whole run."""
+    from .snapshot_format import MESSAGES
+
+    name = options.run.chat_template
+    if name is None or name == MESSAGES:
+        return None
+    from .chat_template import load_chat_template
+
+    candidate = Path(name)
+    try:
+        return load_chat_template(str(candidate) if candidate.exists() else name)
+    except EvalTaskError as exc:
+        raise pytest.UsageError(f"--evaltasks-chat-template: {exc}") from None
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With `--evaltasks` and no test paths named, collect only the task items."""
+    if CONTEXT_KEY in config.stash and config.args_source != pytest.Config.ArgsSource.ARGS:
+        return True
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Add the task items first, so `-k`, `-m` and `--lf` then select among them."""
+    context = config.stash.get(CONTEXT_KEY, None)
+    if context is None:
+        return
+    collector = EvalTasksCollector.from_parent(
+        session, name=COLLECTOR_NAME, nodeid=COLLECTOR_NAME, context=context
+    )
+    items[:0] = collector.collect()
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
+) -> None:
+    """Tasks checked, docs rendered, snapshots written/unchanged/changed, bumps needed."""
+    context = config.stash.get(CONTEXT_KEY, None)
+    if context is None:
+        return
+    results = list(_results(terminalreporter))
+    if not results:
+        return
+    written = sum(1 for r in results if r.get("written"))
+    unchanged = sum(1 for r in results if r.get("outcome") == "same")
+    changed = sum(
+        1 for r in results if r.get("outcome") in ("changed", "refused") and not r.get("written")
+    )
+    new = sum(1 for r in results if r.get("outcome") == "new" and not r.get("written"))
+    bumps = sorted(r["task"] for r in results if r.get("needs_bump"))
+    docs = sum(int(r.get("docs", 0)) for r in results)
+    writer = terminalreporter
+    writer.section("evaltasks")
+    writer.line(f"{len(results)} tasks checked, {docs} docs rendered")
+    writer.line(
+        f"snapshots: {unchanged} unchanged, {changed} changed, {new} missing, {written} written"
+    )
+    if bumps:
+        writer.line(f"{len(bumps)} tasks need a version bump:", red=True)
+        for name in bumps:
+            writer.line(f"  {name}")
+    if context.options.spec and context.options.spec.strip() == ALL:
+        _report_stale_snapshots(writer, context)
+
+
+def _results(reporter: pytest.TerminalReporter) -> Iterator[dict[str, Any]]:
+    """One result per task item, from call-phase reports (works across xdist workers)."""
+    for reports in reporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) == "call":
+                result = result_of(report)
+                if result is not None:
+                    yield result
+
+
+def _report_stale_snapshots(writer: pytest.TerminalReporter, context: RunContext) -> None:
+    """Snapshot files whose task is no longer registered (never deleted automatically)."""
+    from .snapshot_format import parse_snapshot
+
+    directory = context.options.snapshot_dir
+    stale: list[str] = []
+    for path in sorted(directory.glob(f"*.{SNAPSHOT_SUFFIX}")) if directory.is_dir() else []:
+        try:
+            recorded = parse_snapshot(path.read_text(encoding="utf-8")).task.get("name", "")
+        except (OSError, UnicodeDecodeError, ValueError):
+            stale.append(f"{path.name} (unreadable)")
+            continue
+        base = recorded.rsplit("|", 1)[0].split("@", 1)[0]
+        if base not in context.registry.configs:
+            stale.append(f"{path.name} (task {base!r})")
+    if stale:
+        writer.line(f"{len(stale)} snapshot files belong to no registered task:", yellow=True)
+        for entry in stale:
+            writer.line(f"  {directory / entry}")

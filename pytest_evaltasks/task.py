@@ -49,6 +49,7 @@ class Task:
         self.source = RowSource.for_config(config, Path(data_dir) if data_dir else None)
         self.sampler = FewShotSampler(self.fewshot_docs, config.few_shots_select, config.name)
         self._eval_docs: list[Doc] | None = None
+        self._eval_labels: list[str] = []
         self._fewshot_docs: list[Doc] | None = None
 
     @property
@@ -65,6 +66,12 @@ class Task:
     def full_name(self) -> str:
         """`name|shots`, as lighteval names a task run."""
         return f"{self.config.name}|{self.config.num_fewshots}"
+
+    @property
+    def display_name(self) -> str:
+        """`name@k=v|shots`: the task string that reproduces this task, parameters included."""
+        params = "".join(f"@{key}={value!r}" for key, value in self.metric_params.items())
+        return f"{self.config.name}{params}|{self.config.num_fewshots}"
 
     @property
     def version(self) -> int:
@@ -86,10 +93,18 @@ class Task:
     def eval_docs(self) -> list[Doc]:
         """The evaluation docs in file order (cached; deduplicated when the config asks)."""
         if self._eval_docs is None:
-            docs = self._build_docs(self.config.evaluation_splits, few_shots=False)
+            docs: list[Doc] = []
+            labels: list[str] = []
+            several = len(self.config.evaluation_splits) > 1
+            for split in self.config.evaluation_splits:
+                split_docs = self._split_docs(split, self.source.rows(split), few_shots=False)
+                docs.extend(split_docs)
+                labels.extend(f"{split}/{doc.id}" if several else doc.id for doc in split_docs)
             if self.config.must_remove_duplicate_docs:
-                docs = remove_duplicate_docs(docs)
-            self._eval_docs = docs
+                kept = remove_duplicate_docs(docs)
+                labels = [labels[i] for i in kept]
+                docs = [docs[i] for i in kept]
+            self._eval_docs, self._eval_labels = docs, labels
         return self._eval_docs
 
     def fewshot_docs(self) -> list[Doc]:
@@ -113,6 +128,13 @@ class Task:
 
         Returns new `Doc` objects on every call, so calls never disturb each other's results.
         """
+        return [doc for _, doc in self.labelled_docs(max_samples, variance_seed)]
+
+    def labelled_docs(
+        self, max_samples: int | None = None, variance_seed: int = 0
+    ) -> list[tuple[str, Doc]]:
+        """`get_docs` with each doc's label: its id, or `split/id` when ids repeat across
+        several evaluation splits."""
         source_docs = self.eval_docs()
         if not source_docs:
             raise EvalTaskError(
@@ -120,7 +142,8 @@ class Task:
                 f"{', '.join(self.config.evaluation_splits)} at {self.source.location} was "
                 f"dropped by its prompt function or hf_filter"
             )
-        order = list(source_docs)
+        # Shuffling positions draws exactly what shuffling the docs would (same length).
+        order = list(range(len(source_docs)))
         rnd = random.Random(42)
         rnd.shuffle(order)
         if max_samples is not None:
@@ -129,9 +152,9 @@ class Task:
         full_name = self.full_name
         num_samples = max(config.num_samples) if config.num_samples else 1
         stop = list(config.stop_sequence) if config.stop_sequence is not None else []
-        docs: list[Doc] = []
-        for template in order:
-            doc = _runtime_copy(template)
+        labelled: list[tuple[str, Doc]] = []
+        for position in order:
+            doc = _runtime_copy(source_docs[position])
             doc.task_name = full_name
             doc.fewshot_samples = self.sampler.sample(
                 config.num_fewshots, variance_seed=variance_seed, rng=rnd, doc=doc
@@ -140,8 +163,8 @@ class Task:
             doc.stop_sequences = stop
             doc.num_samples = num_samples
             doc.use_logits = True
-            docs.append(doc)
-        return docs
+            labelled.append((self._eval_labels[position], doc))
+        return labelled
 
     def _build_docs(self, splits: list[str], few_shots: bool) -> list[Doc]:
         """Run the prompt function over every row of `splits`, in order."""
@@ -205,15 +228,15 @@ def first_fewshot_split(available: list[str], evaluation: list[str]) -> str | No
     return None
 
 
-def remove_duplicate_docs(docs: list[Doc]) -> list[Doc]:
-    """Drop docs whose content (every field but `id`) repeats an earlier doc."""
+def remove_duplicate_docs(docs: list[Doc]) -> list[int]:
+    """Positions of the docs to keep: those whose content (every field but `id`) is new."""
     seen: set[str] = set()
-    kept: list[Doc] = []
-    for doc in docs:
+    kept: list[int] = []
+    for position, doc in enumerate(docs):
         key = repr([getattr(doc, name) for name in Doc.__slots__ if name != "id"])
         if key not in seen:
             seen.add(key)
-            kept.append(doc)
+            kept.append(position)
     return kept
 
 
