@@ -10,12 +10,14 @@ import random
 from collections import defaultdict
 from collections.abc import Callable
 from itertools import cycle
-from typing import Any
+from typing import Any, NamedTuple
 
 from .doc import Doc
 from .errors import FewShotError
 
 SELECTIONS = ("balanced", "random", "sequential", "random_sampling_from_train", "random_sampling")
+PER_DOC_DRAWS = frozenset({"random_sampling", "random_sampling_from_train"})
+"""Selections that draw a fresh random sample for every doc; the others use the whole pool."""
 
 
 class FewShotSampler:
@@ -37,7 +39,7 @@ class FewShotSampler:
         self.selection = selection
         self.task_name = task_name
         self._pool_docs = pool_docs
-        self._prepared: dict[tuple[int, int], list[Doc]] = {}
+        self._prepared: dict[tuple[int, int], _Prepared] = {}
 
     def sample(
         self,
@@ -46,32 +48,49 @@ class FewShotSampler:
         rng: random.Random | None = None,
         doc: Doc | None = None,
     ) -> list[Doc]:
-        """The examples for `doc`: drawn from the prepared pool, leaks removed, cut to n."""
+        """The examples for `doc`: drawn from the prepared pool, leaks removed, cut to n.
+
+        Always a new list. Runs once per evaluated doc, so the common path is a dict lookup,
+        a set lookup and a slice: only a doc whose query is in the pool can equal a pool doc.
+        """
         if num_fewshots == 0:
             return []
-        pool = self.prepared_pool(num_fewshots, variance_seed)
-        drawn = self._draw(pool, num_fewshots, rng)
-        if doc is not None:
+        prepared = self._prepared.get((variance_seed, num_fewshots))
+        if prepared is None:
+            prepared = self._prepare(num_fewshots, variance_seed)
+        pool, queries = prepared
+        drawn = pool
+        if rng is not None and self.selection in PER_DOC_DRAWS:
+            drawn = self._draw(pool, num_fewshots, rng)
+        if doc is not None and _may_be_in(doc, queries):
             drawn = [example for example in drawn if not same_content(example, doc)]
         return drawn[:num_fewshots]
 
     def prepared_pool(self, num_fewshots: int, variance_seed: int = 0) -> list[Doc]:
         """The pool for one seed, prepared on first use and then reused for every doc."""
-        key = (variance_seed, num_fewshots)
-        if key not in self._prepared:
-            docs = self._pool_docs()
-            if self.selection == "sequential":
-                self._prepared[key] = rotated(docs, num_fewshots * variance_seed)
-            elif self.selection == "balanced":
-                self._prepared[key] = balanced(docs, num_fewshots + 1, variance_seed)
-            else:
-                self._prepared[key] = shuffled(docs, variance_seed)
-        return self._prepared[key]
+        prepared = self._prepared.get((variance_seed, num_fewshots))
+        if prepared is None:
+            prepared = self._prepare(num_fewshots, variance_seed)
+        return prepared.docs
 
-    def _draw(self, pool: list[Doc], num_fewshots: int, rng: random.Random | None) -> list[Doc]:
-        """Per-doc draw: the whole pool, or a random sample for the `*_sampling*` selections."""
-        if self.selection not in ("random_sampling", "random_sampling_from_train") or rng is None:
-            return pool
+    def _prepare(self, num_fewshots: int, variance_seed: int) -> _Prepared:
+        """Build and cache one seed's pool, with the set of its queries for leak checks.
+
+        Pool docs are treated as fixed once prepared, as the prepared order itself is.
+        """
+        docs = self._pool_docs()
+        if self.selection == "sequential":
+            pool = rotated(docs, num_fewshots * variance_seed)
+        elif self.selection == "balanced":
+            pool = balanced(docs, num_fewshots + 1, variance_seed)
+        else:
+            pool = shuffled(docs, variance_seed)
+        prepared = _Prepared(pool, _queries(pool))
+        self._prepared[(variance_seed, num_fewshots)] = prepared
+        return prepared
+
+    def _draw(self, pool: list[Doc], num_fewshots: int, rng: random.Random) -> list[Doc]:
+        """Per-doc random sample for the `*_sampling*` selections."""
         count = num_fewshots if self.selection == "random_sampling_from_train" else num_fewshots + 1
         if count > len(pool):
             raise FewShotError(
@@ -80,6 +99,31 @@ class FewShotSampler:
                 f"{len(pool)} docs; lower the shot count or use a larger few-shot split"
             )
         return rng.sample(pool, count)
+
+
+class _Prepared(NamedTuple):
+    """A prepared pool: its docs in draw order, and their queries (None if unhashable)."""
+
+    docs: list[Doc]
+    queries: frozenset[Any] | None
+
+
+def _queries(pool: list[Doc]) -> frozenset[Any] | None:
+    """The pool's queries as a set, or None when one is unhashable (then every doc is checked)."""
+    try:
+        return frozenset([doc.query for doc in pool])
+    except TypeError:
+        return None
+
+
+def _may_be_in(doc: Doc, queries: frozenset[Any] | None) -> bool:
+    """False only when no pool doc can have `doc`'s content, because none has its query."""
+    if queries is None:
+        return True
+    try:
+        return doc.query in queries
+    except TypeError:  # an unhashable query: let the full comparison decide
+        return True
 
 
 def same_content(a: Doc, b: Doc) -> bool:

@@ -6,11 +6,18 @@ Both follow lighteval's prompt manager character for character (SPEC 3.5).
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-from .chat_template import ChatTemplate, apply_chat_template, load_chat_template
 from .doc import Doc
 
+if TYPE_CHECKING:
+    from .chat_template import ChatTemplate
+
 Message = dict[str, str]
+
+_SHOT_MEMO_LIMIT = 4096
+_shot_memo: dict[int, tuple[str, str | None, int, str, str]] = {}
+"""Rendered few-shot examples by `id(example)`: (query, instruction, gold, gold choice, text)."""
 
 
 def extract_query(query: str, instruction: str | None) -> str:
@@ -27,11 +34,35 @@ def render_plain(doc: Doc, system_prompt: str | None = None) -> str:
         parts.append(system_prompt)
     if doc.instruction is not None:
         parts.append(doc.instruction)
-    for example in doc.fewshot_samples:
-        answer = example.get_golds()[0].strip()
-        parts.append(extract_query(example.query, example.instruction) + " " + answer)
+    parts.extend(map(_shot_text, doc.fewshot_samples))
     parts.append(extract_query(doc.query, doc.instruction))
     return "\n\n".join(parts)
+
+
+def _shot_text(example: Doc) -> str:
+    """One few-shot block, `question answer`, memoised: the same examples recur in every prompt.
+
+    The text depends only on `query`, `instruction`, an int `gold_index` and the str choice it
+    points at. A memo entry is used only when all four are the very objects it was made from
+    (strings are immutable), so a mutated doc, or a new doc that reuses a dead one's id,
+    simply misses and is rendered afresh.
+    """
+    query, instruction, gold = example.query, example.instruction, example.gold_index
+    memo = _shot_memo.get(id(example))
+    if (
+        memo is not None
+        and memo[0] is query
+        and memo[1] is instruction
+        and memo[2] is gold
+        and memo[3] is example.choices[gold]
+    ):
+        return memo[4]
+    text = extract_query(query, instruction) + " " + example.get_golds()[0].strip()
+    if type(gold) is int and type(example.choices[gold]) is str:
+        if len(_shot_memo) >= _SHOT_MEMO_LIMIT:
+            _shot_memo.clear()
+        _shot_memo[id(example)] = (query, instruction, gold, example.choices[gold], text)
+    return text
 
 
 def render_messages(doc: Doc, system_prompt: str | None = None) -> list[Message]:
@@ -60,5 +91,9 @@ def render_chat(
     """The prompt as a local chat model sees it: the messages through a chat template.
 
     `template` is a bundled template name, a `.jinja` file, or a `tokenizer_config.json`.
+    The chat template module (and jinja2) is imported here, on first use: plain rendering
+    and importing the package do not pay for it.
     """
+    from .chat_template import apply_chat_template, load_chat_template
+
     return apply_chat_template(load_chat_template(template), render_messages(doc, system_prompt))

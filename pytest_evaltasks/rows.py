@@ -218,9 +218,7 @@ def _read_jsonl(path: Path) -> list[Row]:
     if not all(type(row) is dict for row in rows):
         for position, row in enumerate(rows):
             if not isinstance(row, dict):
-                raise DatasetError(
-                    f"{path}: row {position} is {type(row).__name__}, not an object"
-                )
+                raise DatasetError(f"{path}: row {position} is {type(row).__name__}, not an object")
     return rows
 
 

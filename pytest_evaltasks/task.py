@@ -11,13 +11,15 @@ import warnings
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .config import TaskConfig
 from .doc import Doc
 from .errors import EvalTaskError, PromptFunctionError
 from .fewshot import FewShotSampler
 from .rows import Row, RowSource, preview
+
+if TYPE_CHECKING:  # annotations only: importing config loads pydantic (a quarter second)
+    from .config import TaskConfig
 
 FEWSHOT_SPLIT_PRIORITY = ("train", "dev", "valid", "default")
 
@@ -128,13 +130,22 @@ class Task:
 
         Returns new `Doc` objects on every call, so calls never disturb each other's results.
         """
-        return [doc for _, doc in self.labelled_docs(max_samples, variance_seed)]
+        order, rnd = self._evaluation_order(max_samples)
+        return self._runtime_docs(order, rnd, variance_seed)
 
     def labelled_docs(
         self, max_samples: int | None = None, variance_seed: int = 0
     ) -> list[tuple[str, Doc]]:
         """`get_docs` with each doc's label: its id, or `split/id` when ids repeat across
         several evaluation splits."""
+        order, rnd = self._evaluation_order(max_samples)
+        docs = self._runtime_docs(order, rnd, variance_seed)
+        labels = self._eval_labels
+        return [(labels[position], doc) for position, doc in zip(order, docs, strict=True)]
+
+    def _evaluation_order(self, max_samples: int | None) -> tuple[list[int], random.Random]:
+        """Positions of the eval docs in evaluation order, and the generator that shuffled
+        them: lighteval keeps drawing few-shot samples from that same generator."""
         source_docs = self.eval_docs()
         if not source_docs:
             raise EvalTaskError(
@@ -148,23 +159,30 @@ class Task:
         rnd.shuffle(order)
         if max_samples is not None:
             order = order[:max_samples]
+        return order, rnd
+
+    def _runtime_docs(self, order: list[int], rnd: random.Random, variance_seed: int) -> list[Doc]:
+        """Fresh copies of the eval docs at `order`, with few-shot samples and run settings.
+
+        Runs once per evaluated doc, so each doc is built by one constructor call; the sampler
+        is given the template, whose content fields the copy shares.
+        """
+        source_docs = self.eval_docs()
         config = self.config
         full_name = self.full_name
+        num_fewshots = config.num_fewshots
+        generation_size = config.generation_size
         num_samples = max(config.num_samples) if config.num_samples else 1
         stop = list(config.stop_sequence) if config.stop_sequence is not None else []
-        labelled: list[tuple[str, Doc]] = []
+        sample = self.sampler.sample
+        docs: list[Doc] = []
         for position in order:
-            doc = _runtime_copy(source_docs[position])
-            doc.task_name = full_name
-            doc.fewshot_samples = self.sampler.sample(
-                config.num_fewshots, variance_seed=variance_seed, rng=rnd, doc=doc
+            template = source_docs[position]
+            shots = sample(num_fewshots, variance_seed, rnd, template)
+            docs.append(
+                _runtime_copy(template, full_name, shots, generation_size, stop, num_samples)
             )
-            doc.generation_size = config.generation_size
-            doc.stop_sequences = stop
-            doc.num_samples = num_samples
-            doc.use_logits = True
-            labelled.append((self._eval_labels[position], doc))
-        return labelled
+        return docs
 
     def _build_docs(self, splits: list[str], few_shots: bool) -> list[Doc]:
         """Run the prompt function over every row of `splits`, in order."""
@@ -240,8 +258,18 @@ def remove_duplicate_docs(docs: list[Doc]) -> list[int]:
     return kept
 
 
-def _runtime_copy(doc: Doc) -> Doc:
-    """A fresh doc sharing the prompt function's values; runtime fields start clean."""
+def _runtime_copy(
+    doc: Doc,
+    task_name: str,
+    fewshot_samples: list[Doc],
+    generation_size: int | None,
+    stop_sequences: list[str] | None,
+    num_samples: int,
+) -> Doc:
+    """A fresh doc sharing the prompt function's values, with this run's runtime fields.
+
+    Positional arguments in `Doc` field order: the cheapest way to build a slotted dataclass.
+    """
     return Doc(
         doc.query,
         doc.choices,
@@ -252,13 +280,13 @@ def _runtime_copy(doc: Doc) -> Doc:
         doc.unconditioned_query,
         doc.original_query,
         doc.id,
-        doc.task_name,
-        [],
+        task_name,
+        fewshot_samples,
         list(doc.sampling_methods),
         doc.fewshot_sorting_class,
-        doc.generation_size,
-        doc.stop_sequences,
-        doc.use_logits,
-        doc.num_samples,
+        generation_size,
+        stop_sequences,
+        True,  # use_logits
+        num_samples,
         doc.generation_grammar,
     )
