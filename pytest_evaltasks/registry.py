@@ -72,7 +72,8 @@ class Registry:
         for path in files:
             self._register_module(path, f"{package}.{path.stem}", custom=False)
         for subdir in subdirs:
-            subpackage = _namespace_package(subdir, f"{package}.{subdir.name}")
+            # `__dir` keeps `family/` apart from a sibling `family.py` module.
+            subpackage = _namespace_package(subdir, f"{package}.{subdir.name}__dir")
             self._register_module(subdir / "main.py", f"{subpackage}.main", custom=False)
 
     def _load_custom(self, path: Path) -> None:

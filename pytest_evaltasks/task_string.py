@@ -60,8 +60,8 @@ def parse_task_string(spec: str) -> list[TaskRequest]:
 
 def _read_items(spec: str) -> list[str]:
     """Split `spec` into items, reading it as a file only when it is the path of an existing file."""
-    path = Path(spec.strip()) if spec.strip() else None
-    if path is not None and "," not in spec and path.is_file():
+    path = _existing_file(spec.strip())
+    if path is not None:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -70,6 +70,17 @@ def _read_items(spec: str) -> list[str]:
         kept = [line for line in lines if line and not line.startswith("#")]
         return [part.strip() for line in kept for part in line.split(",")]
     return [part.strip() for part in spec.split(",")]
+
+
+def _existing_file(text: str) -> Path | None:
+    """`text` as a path when a file exists there (a comma in the path is fine)."""
+    if not text:
+        return None
+    try:
+        path = Path(text)
+        return path if path.is_file() else None
+    except (OSError, ValueError):  # too long for a path, or a NUL byte in it
+        return None
 
 
 def parse_task_item(item: str) -> TaskRequest:

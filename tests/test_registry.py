@@ -118,11 +118,6 @@ def test_relative_import_inside_a_task_directory(tmp_path: Path) -> None:
     assert registry.names == ["rel_file", "rel_sub"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: registry._load_directory names a subdirectory package <pkg>.<dir>, the "
-    "name a sibling <dir>.py module already took, so main.py's relative imports fail",
-)
 def test_module_and_subdirectory_with_the_same_name(tmp_path: Path) -> None:
     d = tmp_path / "tasks"
     write(d / "family.py", task_module("from_file"))

@@ -145,11 +145,6 @@ def test_not_a_file_is_a_task_list(tmp_path) -> None:
     assert triples(missing.name) == [("nothing_here", 0, {})]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: task_string._read_items only tries the file when the string has no ',', "
-    "so the path of an existing file whose name contains a comma is split as a task list",
-)
 def test_file_path_containing_a_comma_is_read_as_a_file(tmp_path) -> None:
     path = tmp_path / "suite,v2.txt"
     path.write_text("gsm8k|5\n", encoding="utf-8")
