@@ -1,0 +1,144 @@
+"""Mistakes reach the user as usage errors or one clear message, never as pytest internals."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from conftest import EvalProject
+
+# The prompt function leaves a marker file behind when it is ever called.
+MARKING_PROMPT = """\
+    open(MARKER, "a").close()
+    return Doc(query=PREFIX + row["q"], choices=[" yes", " no"], gold_index=row["label"])"""
+MARKER_HEADER = 'MARKER = __file__ + ".called"'
+
+RAISING_PROMPT = """\
+    if row["__index"] == 3 and not row["__few_shots"]:
+        raise ValueError("cannot handle this row")
+    return Doc(query=PREFIX + row["q"], choices=[" yes", " no"], gold_index=row["label"])"""
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ("--evaltasks", "solo|x"),
+            ["*'solo|x'*few-shot count 'x' is not an integer*accepted forms*"],
+        ),
+        (
+            ("--evaltasks", "nope1, mytsk|1, solo, slo"),
+            [
+                "*unknown tasks:",
+                "*'nope1'",
+                "*'mytsk' (did you mean mytask*",
+                "*'slo' (did you mean solo*",
+                "accepted forms*",
+            ],
+        ),
+        (
+            ("--evaltasks", "solo@k|0"),
+            ["*metric parameter 'k' is not of the form key=value*"],
+        ),
+        (
+            ("--evaltasks", "solo", "--evaltasks-chat-template", "no-such-template"),
+            ["*--evaltasks-chat-template*no-such-template*"],
+        ),
+    ],
+    ids=["fewshot-count", "unknown-names", "bad-param", "chat-template"],
+)
+def test_bad_requests_are_usage_errors_before_any_work(
+    project: EvalProject, args: tuple[str, ...], expected: list[str]
+) -> None:
+    project.write_tasks(prompt_body=MARKING_PROMPT, header=MARKER_HEADER)
+    result = project.run(*args, "--snapshot-update")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert result.stderr.lines[0].startswith("ERROR: ")
+    result.stderr.fnmatch_lines(expected)
+    assert not (project.root / "tasks" / "demo.py.called").exists(), "a prompt function ran"
+    assert not project.snapshot_dir.exists()
+    result.stdout.no_fnmatch_line("*Traceback*")
+    result.stderr.no_fnmatch_line("*Traceback*")
+
+
+def test_prompt_function_error_is_one_clear_message(project: EvalProject) -> None:
+    project.write_tasks('name="boom"', module="boom", prompt_body=RAISING_PROMPT)
+    result = project.run("--evaltasks", "boom,solo", "--snapshot-update")
+    result.assert_outcomes(passed=1, failed=1)
+    failure = project.failures(result)
+    assert "PromptFunctionError: task 'boom': prompt function prompt" in failure
+    assert "raised ValueError: cannot handle this row on split 'test', row 3" in failure
+    assert "question 3" in failure  # a preview of the row
+    assert "boom.py" in failure
+    for internal in ("_pytest", "pluggy", "syrupy", "runtest"):
+        assert internal not in failure, f"{internal} in the failure text"
+    assert len(failure.splitlines()) < 40
+    assert not project.snapshot("boom|0").exists()
+    assert project.snapshot("solo|0").exists()
+
+
+def test_corrupted_snapshot_is_reported_then_rewritten_by_update(project: EvalProject) -> None:
+    project.run("--evaltasks", "mytask:sub", "--snapshot-update").assert_outcomes(passed=1)
+    path = project.snapshot("mytask:sub|0")
+    good = path.read_bytes()
+    path.write_bytes(good[:40] + b"\xff\xfe\x80 garbage\n")
+
+    compare = project.run("--evaltasks", "mytask:sub")
+    compare.assert_outcomes(failed=1)
+    failure = project.failures(compare)
+    assert f"snapshot file {path} is not valid UTF-8" in failure
+    assert "--snapshot-update" in failure
+    assert "Traceback" not in compare.stdout.str() and "UnicodeDecodeError" not in failure
+    compare.stdout.no_fnmatch_line("*INTERNALERROR*")
+
+    update = project.run("--evaltasks", "mytask:sub", "--snapshot-update")
+    update.assert_outcomes(passed=1, warnings=1)
+    update.stdout.fnmatch_lines(["*is not valid UTF-8*rewriting it*"])
+    assert path.read_bytes() == good
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: plugin.pytest_cmdline_main calls config.get_terminal_writer() before "
+    "pytest_configure has registered the terminal reporter: AssertionError, exit code 1",
+)
+def test_list_prints_name_version_and_module_then_exits_0(project: EvalProject) -> None:
+    project.write_tasks('name="other_module", version="2.1"', module="more")
+    broken = project.root / "tasks" / "broken.py"
+    broken.write_text('raise RuntimeError("half-written task file")\n', encoding="utf-8")
+    result = project.run("--evaltasks-list")
+    assert result.ret == pytest.ExitCode.OK
+    demo = project.root / "tasks" / "demo.py"
+    more = project.root / "tasks" / "more.py"
+    result.stdout.fnmatch_lines(
+        [
+            "4 registered tasks:",
+            f"  mytask:other *version 0 *{demo}",
+            f"  mytask:sub *version 0 *{demo}",
+            f"  other_module *version 2.1 *{more}",
+            f"  solo *version 0 *{demo}",
+            f"failed to import: {broken}*",
+        ]
+    )
+    result.stdout.no_fnmatch_line("*passed*")
+
+
+def test_broken_task_module_warns_and_other_tasks_still_run(project: EvalProject) -> None:
+    broken = project.root / "tasks" / "broken.py"
+    broken.write_text(
+        "from pytest_evaltasks import LightevalTaskConfig\n"
+        'raise RuntimeError("half-written task file")\n',
+        encoding="utf-8",
+    )
+    result = project.run("--evaltasks", "mytask", "--snapshot-update")
+    assert result.ret == pytest.ExitCode.OK
+    result.assert_outcomes(passed=2, warnings=1)
+    result.stdout.fnmatch_lines(
+        ["*task module failed to import: *broken.py*", "*RuntimeError: half-written task file*"]
+    )
+
+    missing = project.run("--evaltasks", "broken_task")
+    assert missing.ret == pytest.ExitCode.USAGE_ERROR
+    missing.stderr.fnmatch_lines(["*'broken_task'*", "*failed to import*", f"*{broken}*"])

@@ -1,0 +1,65 @@
+"""pytest-xdist: `-n 2` gives the serial run's outcomes and writes the same snapshot bytes."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pytest
+    from conftest import EvalProject
+
+SPEC = "mytask|1,solo,mytask:sub,mytask:other@k=2|0"
+
+
+def _outcomes(result: pytest.RunResult) -> list[str]:
+    """`PASSED id` / `FAILED id - message` lines of the short summary, sorted."""
+    return sorted(
+        line for line in result.outlines if re.match(r"(PASSED|FAILED) evaltasks::", line)
+    )
+
+
+def _summary(result: pytest.RunResult) -> list[str]:
+    """The plugin's own terminal summary section."""
+    lines = result.outlines
+    start = next(i for i, line in enumerate(lines) if re.fullmatch(r"=+ evaltasks =+", line))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i][:1] in ("=", "-"))
+    return lines[start + 1 : end]
+
+
+def test_xdist_writes_the_serial_snapshots_and_gives_the_same_outcomes(
+    project: EvalProject,
+) -> None:
+    serial_dir, xdist_dir = project.root / "serial", project.root / "xdist"
+    serial = project.run(
+        "--evaltasks", SPEC, "--snapshot-update", "--evaltasks-snapshot-dir", "serial"
+    )
+    serial.assert_outcomes(passed=5)
+    parallel = project.run(
+        "--evaltasks", SPEC, "--snapshot-update", "--evaltasks-snapshot-dir", "xdist", "-n", "2"
+    )
+    parallel.assert_outcomes(passed=5)
+    parallel.stdout.fnmatch_lines(["*2 workers*"])
+    written = project.snapshots(serial_dir)
+    assert len(written) == 5
+    assert project.snapshots(xdist_dir) == written
+    assert _summary(parallel) == _summary(serial)
+    assert "5 tasks checked, 30 docs rendered" in _summary(parallel)
+
+    # Mixed outcomes: a refused unversioned change, a version-only bump, a missing snapshot.
+    project.write_tasks(
+        'name="mytask:sub", version=0',
+        'name="mytask:other", version=0, stop_sequence=["\\n", "##"], generation_size=5',
+        'name="solo", version=1, hf_avail_splits=["test"]',
+    )
+    for folder in (serial_dir, xdist_dir):
+        (folder / project.snapshot("mytask:sub|0").name).unlink()
+    args = ("--evaltasks", SPEC, "-rA")
+    serial = project.run(*args, "--evaltasks-snapshot-dir", "serial")
+    parallel = project.run(*args, "--evaltasks-snapshot-dir", "xdist", "-n", "2")
+    serial.assert_outcomes(passed=1, failed=4)
+    parallel.assert_outcomes(passed=1, failed=4)
+    assert _outcomes(parallel) == _outcomes(serial)
+    assert len(_outcomes(serial)) == 5
+    assert _summary(parallel) == _summary(serial)
+    assert "2 tasks need a version bump:" in _summary(serial)
