@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import pydantic
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -26,6 +27,7 @@ FewShotSelect = Literal[
 ]
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
+_PYDANTIC_DIR = str(Path(pydantic.__file__).resolve().parent)
 
 
 class TaskConfig(BaseModel):
@@ -162,7 +164,7 @@ def _caller_location() -> tuple[str, int]:
     frame = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_PACKAGE_DIR) and "pydantic" not in filename:
+        if not filename.startswith((_PACKAGE_DIR, _PYDANTIC_DIR)):
             return filename, frame.f_lineno
         frame = frame.f_back  # type: ignore[assignment]
     return "<unknown>", 0

@@ -138,12 +138,15 @@ class TaskItem(pytest.Item):
         verdict = judge(old_facts, built.facts, self.name, options.update, options.allow_unversioned)
         result["outcome"] = verdict.outcome.value
         result["needs_bump"] = verdict.needs_version_bump
-        for message in [*built.warnings, *verdict.warnings]:
+        pool_warnings = built.warnings if task.num_fewshots else []  # unused at 0 shots
+        for message in [*pool_warnings, *verdict.warnings]:
             warnings.warn(EvalTasksWarning(f"{self.name}: {message}"), stacklevel=1)
         if verdict.outcome is Outcome.REFUSED:
             raise SnapshotMismatch(verdict.headline, diff_lines(old_text or "", built.text))
         ok, diff = assert_snapshot(self, built.text, options.update)
         if not ok:
+            if verdict.outcome is Outcome.SAME:  # same hashes, but the text itself differs
+                result["outcome"] = Outcome.CHANGED.value
             raise SnapshotMismatch(_headline(verdict, self.snapshot_path), diff)
         result["written"] = options.update and verdict.outcome in (Outcome.NEW, Outcome.CHANGED)
 

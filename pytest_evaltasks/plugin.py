@@ -41,16 +41,21 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """`--evaltasks-list` prints the registry and exits before any collection."""
     if not config.option.evaltasks_list:
         return None
-    options = resolve_options(config)
-    registry = _build_registry(options)
-    writer = config.get_terminal_writer()
-    writer.line(f"{len(registry.names)} registered tasks:")
-    width = max((len(name) for name in registry.names), default=0)
-    for name in registry.names:
-        config_ = registry.configs[name]
-        writer.line(f"  {name:<{width}}  version {config_.version!s:<4} {registry.origins[name]}")
-    for broken in registry.broken:
-        writer.line(f"failed to import: {broken.describe()}", red=True)
+    from _pytest.config import create_terminal_writer
+
+    config._do_configure()
+    try:
+        registry = _build_registry(resolve_options(config))
+        writer = create_terminal_writer(config)
+        writer.line(f"{len(registry.names)} registered tasks:")
+        width = max((len(name) for name in registry.names), default=0)
+        for name in registry.names:
+            version = str(registry.configs[name].version)
+            writer.line(f"  {name:<{width}}  version {version:<4} {registry.origins[name]}")
+        for broken in registry.broken:
+            writer.line(f"failed to import: {broken.describe()}", red=True)
+    finally:
+        config._ensure_unconfigure()
     return 0
 
 
@@ -130,7 +135,11 @@ def pytest_collection_modifyitems(
     collector = EvalTasksCollector.from_parent(
         session, name=COLLECTOR_NAME, nodeid=COLLECTOR_NAME, context=context
     )
-    items[:0] = collector.collect()
+    collected = collector.collect()
+    items[:0] = collected
+    # Tell the terminal (and `--collect-only`) about them, as a real collector's report would.
+    report = pytest.CollectReport(collector.nodeid, "passed", None, list(collected))
+    session.ihook.pytest_collectreport(report=report)
 
 
 def pytest_terminal_summary(

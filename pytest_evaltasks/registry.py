@@ -202,7 +202,10 @@ def _import_file(path: Path, module_name: str) -> types.ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
-        spec.loader.exec_module(module)
+        # Compiled from the source every time: a cached .pyc is trusted on mtime and size
+        # alone, so an edit within the same second could otherwise run stale code.
+        code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+        exec(code, module.__dict__)
     except BaseException:
         sys.modules.pop(module_name, None)
         raise

@@ -70,8 +70,12 @@ class EvalTaskSnapshotExtension(SingleFileSnapshotExtension):
 
     @classmethod
     def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
-        """Discovery is cached per this key: make it the item's own file."""
-        return str(_item_path(test_location))
+        """Discovery is cached per this key: make it the item's own file.
+
+        syrupy also asks about ordinary tests collected in the same run; they own nothing here.
+        """
+        path = _item_path_or_none(test_location)
+        return str(path) if path is not None else f"<not an evaltask: {test_location.nodeid}>"
 
     @classmethod
     def matches_test_location(
@@ -85,8 +89,8 @@ class EvalTaskSnapshotExtension(SingleFileSnapshotExtension):
     ) -> SnapshotCollections:
         """Only the item's own file: never other tasks' snapshots."""
         discovered = SnapshotCollections()
-        path = _item_path(test_location)
-        if path.is_file():
+        path = _item_path_or_none(test_location)
+        if path is not None and path.is_file():
             collection = SnapshotCollection(location=str(path))
             collection.add(Snapshot(name=path.stem))
             discovered.add(collection)
@@ -112,8 +116,16 @@ class EvalTaskSnapshotExtension(SingleFileSnapshotExtension):
 
 def _item_path(test_location: PyTestLocation) -> Path:
     """The snapshot path the task item carries."""
-    path: Path = test_location.item.snapshot_path  # type: ignore[attr-defined]
+    path = _item_path_or_none(test_location)
+    if path is None:
+        raise TypeError(f"{test_location.nodeid} is not an evaltasks item")
     return path
+
+
+def _item_path_or_none(test_location: PyTestLocation) -> Path | None:
+    """The task item's snapshot path; None for any other kind of test."""
+    path = getattr(test_location.item, "snapshot_path", None)
+    return path if isinstance(path, Path) else None
 
 
 def read_snapshot_text(path: Path) -> str | UnicodeDecodeError | None:

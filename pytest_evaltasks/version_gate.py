@@ -55,7 +55,9 @@ def judge(
     changed_docs = changed_doc_labels(old.doc_hashes, new.doc_hashes)
     content = _differences(old.content(), new.content())
     version_same = old.version == new.version
-    if (changed_docs or content) and version_same and not settings:
+    # Header fields do not depend on run settings, so their change always needs a bump; doc
+    # prompts do (a new system prompt changes every prompt), so only without a settings change.
+    if (content or (changed_docs and not settings)) and version_same:
         return _unversioned(task_name, new.version, changed_docs, content, update, allow_unversioned)
     if not changed_docs and not content and not settings:
         if version_same:

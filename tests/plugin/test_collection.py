@@ -38,11 +38,6 @@ def test_collect_only_lists_one_item_per_expanded_task_in_request_order(
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: items are added in pytest_collection_modifyitems without a collect report, "
-    "so the terminal says 'collected 0 items' / 'no tests collected' while listing them",
-)
 def test_collect_only_counts_the_task_items(project: EvalProject) -> None:
     result = project.run("--evaltasks", "mytask|1,solo", "--collect-only", "-q")
     assert result.ret == pytest.ExitCode.OK
@@ -88,12 +83,6 @@ def test_evaltasks_runs_only_task_items_without_test_paths(project: EvalProject)
     plain.assert_outcomes(passed=1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: syrupy's session-end discovery calls EvalTaskSnapshotExtension."
-    "discovery_dirname with an ordinary test's location; _item_path reads item.snapshot_path "
-    "and raises AttributeError (INTERNALERROR)",
-)
 def test_evaltasks_also_runs_test_paths_named_explicitly(project: EvalProject) -> None:
     project.pytester.makepyfile(**{"tests/test_x": TEST_FILE})
     result = project.run("--evaltasks", "solo", "--snapshot-update", "tests/test_x.py", "-rA")

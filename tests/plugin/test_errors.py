@@ -99,11 +99,6 @@ def test_corrupted_snapshot_is_reported_then_rewritten_by_update(project: EvalPr
     assert path.read_bytes() == good
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: plugin.pytest_cmdline_main calls config.get_terminal_writer() before "
-    "pytest_configure has registered the terminal reporter: AssertionError, exit code 1",
-)
 def test_list_prints_name_version_and_module_then_exits_0(project: EvalProject) -> None:
     project.write_tasks('name="other_module", version="2.1"', module="more")
     broken = project.root / "tasks" / "broken.py"

@@ -57,12 +57,6 @@ def test_summary_counts_tasks_docs_snapshots_and_needed_bumps(project: EvalProje
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: plugin.pytest_terminal_summary counts results by the gate's outcome only; a "
-    "snapshot whose header and hashes match but whose text differs fails yet is counted "
-    "as 'unchanged'",
-)
 def test_a_failing_snapshot_is_never_counted_as_unchanged(project: EvalProject) -> None:
     project.run("--evaltasks", "mytask:sub", "--snapshot-update").assert_outcomes(passed=1)
     path = project.snapshot("mytask:sub|0")

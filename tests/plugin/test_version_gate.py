@@ -146,12 +146,6 @@ def test_header_content_change_under_same_version_is_refused(project: EvalProjec
     assert project.snapshots() == recorded
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: version_gate.judge skips the unversioned check whenever run settings differ "
-    "(`version_same and not settings`), so --snapshot-update with another system prompt "
-    "records a task-field change without a version bump",
-)
 def test_settings_change_does_not_hide_unversioned_content_change(project: EvalProject) -> None:
     project.run("--evaltasks", "mytask:other", "--snapshot-update").assert_outcomes(passed=1)
     recorded = project.snapshots()
@@ -177,11 +171,6 @@ def test_new_task_just_gets_its_snapshot(project: EvalProject) -> None:
     assert {k: v for k, v in project.snapshots().items() if k in recorded} == recorded
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: registry._import_file imports task files through the bytecode cache, so an "
-    "edit that keeps the file size within the same mtime second runs the stale .pyc",
-)
 def test_edit_within_the_same_second_is_seen(
     project: EvalProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:

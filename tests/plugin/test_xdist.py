@@ -24,7 +24,7 @@ def _summary(result: pytest.RunResult) -> list[str]:
     lines = result.outlines
     start = next(i for i, line in enumerate(lines) if re.fullmatch(r"=+ evaltasks =+", line))
     end = next(i for i in range(start + 1, len(lines)) if lines[i][:1] in ("=", "-"))
-    return lines[start + 1 : end]
+    return [line for line in lines[start + 1 : end] if line.strip()]
 
 
 def test_xdist_writes_the_serial_snapshots_and_gives_the_same_outcomes(
