@@ -163,7 +163,7 @@ def worker_engine(data_dir: Path, trace: bool, digest: bool) -> dict[str, Any]:
         import tracemalloc
 
         tracemalloc.start()
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     tasks = Registry(task_dirs=[str(TASKS_DIR)], data_dir=str(data_dir)).load(SPEC)
     t1 = time.perf_counter()
     docs_s = render_s = 0.0
@@ -181,9 +181,10 @@ def worker_engine(data_dir: Path, trace: bool, digest: bool) -> dict[str, Any]:
         if hasher is not None:
             for prompt in prompts:
                 hasher.update(prompt.encode())
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     result: dict[str, Any] = {
         "wall": wall,
+        "cpu": cpu,
         "phases": {"registry+load": t1 - t0, "get_docs": docs_s, "render_plain": render_s},
         "docs": count,
         "chars": chars,
@@ -206,7 +207,7 @@ def worker_bare(data_dir: Path, trace: bool, digest: bool) -> dict[str, Any]:
         import tracemalloc
 
         tracemalloc.start()
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     count = chars = 0
     for subject in mmlu_subjects_from_disk(data_dir):
         directory = data_dir / "lighteval" / "mmlu" / subject
@@ -216,9 +217,10 @@ def worker_bare(data_dir: Path, trace: bool, digest: bool) -> dict[str, Any]:
         if hasher is not None:
             for prompt in prompts:
                 hasher.update(prompt.encode())
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     result: dict[str, Any] = {
         "wall": wall,
+        "cpu": cpu,
         "docs": count,
         "chars": chars,
         "rss_delta": _max_rss_bytes() - rss_before,
@@ -372,30 +374,38 @@ def _bench(data_dir: Path, runs: int, profile: bool) -> int:
     """Write data, measure both sides, print the table; exit status 1 when a target is missed."""
     rows, size = write_data(data_dir)
     assert rows == TOTAL_TEST_ROWS, rows
-    engine = [run_worker("engine", data_dir) for _ in range(runs)]
-    bare = [run_worker("bare", data_dir) for _ in range(runs)]
+    load_before = os.getloadavg()[0]
+    engine: list[dict[str, Any]] = []
+    bare: list[dict[str, Any]] = []
+    for _ in range(runs):  # interleaved, so both sides see the same machine load
+        engine.append(run_worker("engine", data_dir))
+        bare.append(run_worker("bare", data_dir))
     engine_mem = run_worker("engine", data_dir, "--trace", "--digest")
     bare_mem = run_worker("bare", data_dir, "--trace", "--digest")
     imports = [run_worker("import", data_dir) for _ in range(runs)]
+    load_after = os.getloadavg()[0]
 
     mb = 1024 * 1024
+    docs = engine[0]["docs"]
     e_wall = median(r["wall"] for r in engine)
     b_wall = median(r["wall"] for r in bare)
-    e_rss = median(r["rss_delta"] for r in engine) / mb
-    b_rss = median(r["rss_delta"] for r in bare) / mb
-    docs = engine[0]["docs"]
-    identical = engine_mem["digest"] == bare_mem["digest"] and docs == bare[0]["docs"]
-    ratio = e_wall / b_wall
     e_peak = engine_mem["traced_peak"] / mb
+    e_rss = median(r["rss_delta"] for r in engine) / mb
+    ratio = e_wall / b_wall
+    identical = engine_mem["digest"] == bare_mem["digest"] and docs == bare[0]["docs"]
 
     print(
         f"{SPEC}: {len(TEST_ROWS)} tasks, {docs:,} prompts "
         f"({engine[0]['chars'] / mb:.0f} M chars), data {size / mb:.1f} MB jsonl at {data_dir}"
     )
-    print(f"median of {runs} runs, each in a fresh interpreter (imports not timed)\n")
+    print(
+        f"{runs} runs per side, each in a fresh interpreter, imports not timed; "
+        f"load average {load_before:.1f} -> {load_after:.1f} on {os.cpu_count()} CPUs\n"
+    )
     columns = (
         ("wall s", 9),
         ("min s", 9),
+        ("cpu s", 9),
         ("docs/s", 10),
         ("traced peak MB", 16),
         ("RSS delta MB", 14),
@@ -403,21 +413,26 @@ def _bench(data_dir: Path, runs: int, profile: bool) -> int:
     header = f"{'':<12}" + "".join(f"{title:>{width}}" for title, width in columns)
     print(header)
     print("-" * len(header))
-    for name, results, wall, peak, rss in (
-        ("engine", engine, e_wall, e_peak, e_rss),
-        ("bare loop", bare, b_wall, bare_mem["traced_peak"] / mb, b_rss),
-    ):
+    for name, results, traced in (("engine", engine, engine_mem), ("bare loop", bare, bare_mem)):
+        wall = median(r["wall"] for r in results)
         fastest = min(r["wall"] for r in results)
-        rate = docs / wall
-        print(f"{name:<12}{wall:>9.3f}{fastest:>9.3f}{rate:>10,.0f}{peak:>16.1f}{rss:>14.1f}")
-    print(f"{'ratio':<12}{ratio:>8.2f}x   (engine wall / bare-loop wall)\n")
+        cpu = median(r["cpu"] for r in results)
+        peak = traced["traced_peak"] / mb
+        rss = median(r["rss_delta"] for r in results) / mb
+        print(
+            f"{name:<12}{wall:>9.3f}{fastest:>9.3f}{cpu:>9.3f}{docs / wall:>10,.0f}"
+            f"{peak:>16.1f}{rss:>14.1f}"
+        )
+    print(f"{'ratio':<12}{ratio:>8.2f}x   (median engine wall / median bare-loop wall)\n")
 
     phases = {name: median(r["phases"][name] for r in engine) for name in engine[0]["phases"]}
-    print("engine phases: " + " | ".join(f"{k} {v:.3f} s" for k, v in phases.items()))
-    import_s = median(r["import_s"] for r in imports)
+    print("engine phases (median s): " + " | ".join(f"{k} {v:.3f}" for k, v in phases.items()))
+    package_ms = median(r["import_s"] for r in imports) * 1000
+    engine_ms = median(r["import_s"] for r in engine) * 1000
     print(
-        f"import pytest_evaltasks: {import_s * 1000:.0f} ms (median, fresh interpreter); "
-        f"heavy modules loaded: {', '.join(imports[0]['loaded']) or 'none'}"
+        f"imports (median ms): `import pytest_evaltasks` {package_ms:.0f} "
+        f"(heavy modules: {', '.join(imports[0]['loaded']) or 'none'}); "
+        f"with Registry + render_plain {engine_ms:.0f}"
     )
     print(f"prompts identical to the bare loop: {'yes' if identical else 'NO'}")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import itemgetter
@@ -300,20 +300,34 @@ def _union_keys(rows: list[Row]) -> list[str]:
 
 def _unify_values(values: list[Any]) -> list[Any]:
     """Values of one column (or list elements) typed alike; returns `values` itself if unchanged."""
-    kinds = set(map(type, values))
-    kinds.discard(type(None))
-    if int in kinds and float in kinds and kinds <= {int, float}:
-        return [float(v) if type(v) is int else v for v in values]
+    kinds = _kinds(values)
     if kinds == {list}:
         return _unify_lists(values)
     if kinds == {dict}:
         return _unify_dicts(values)
+    if _mixes_numbers(kinds):
+        return [float(v) if type(v) is int else v for v in values]
     return values
+
+
+def _kinds(values: Iterable[Any]) -> set[type]:
+    """The types among `values`, None aside (a C-level scan)."""
+    kinds = set(map(type, values))
+    kinds.discard(type(None))
+    return kinds
+
+
+def _mixes_numbers(kinds: set[type]) -> bool:
+    """Ints next to floats (and nothing else): Arrow types the column as float."""
+    return int in kinds and float in kinds and kinds <= {int, float}
 
 
 def _unify_lists(values: list[Any]) -> list[Any]:
     """Unify the elements of every list in a column together, as one Arrow list type."""
     present = values if None not in values else [value for value in values if value is not None]
+    kinds = _kinds(chain.from_iterable(present))
+    if kinds != {list} and kinds != {dict} and not _mixes_numbers(kinds):
+        return values  # scalars already typed alike: the usual case, no flat copy needed
     flat = list(chain.from_iterable(present))
     fixed = _unify_values(flat)
     if fixed is flat:
