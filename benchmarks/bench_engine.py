@@ -150,12 +150,8 @@ def worker_engine(data_dir: Path, trace: bool, digest: bool) -> dict[str, Any]:
     """Time Registry -> load -> get_docs -> render_plain over every mmlu|5 doc."""
     import warnings
 
-    started = time.perf_counter()
-    import pytest_evaltasks
     from pytest_evaltasks import Registry, render_plain
 
-    import_s = time.perf_counter() - started
-    del pytest_evaltasks
     warnings.simplefilter("ignore")
     hasher = hashlib.sha256() if digest else None
     rss_before = _rss_bytes()
@@ -188,7 +184,6 @@ def worker_engine(data_dir: Path, trace: bool, digest: bool) -> dict[str, Any]:
         "phases": {"registry+load": t1 - t0, "get_docs": docs_s, "render_plain": render_s},
         "docs": count,
         "chars": chars,
-        "import_s": import_s,
         "rss_delta": _max_rss_bytes() - rss_before,
     }
     if trace:
@@ -296,14 +291,24 @@ def _balanced_dev(dev: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return chosen
 
 
-def worker_import() -> dict[str, Any]:
-    """Time `import pytest_evaltasks` alone, and list heavy modules it pulled in."""
-    started = time.perf_counter()
-    import pytest_evaltasks  # noqa: F401
+IMPORT_PROBE = """
+import sys, time
+started = time.perf_counter()
+{statement}
+elapsed = time.perf_counter() - started
+heavy = ("pydantic", "jinja2", "datasets", "pyarrow", "pandas", "numpy", "pytest", "syrupy")
+print(elapsed, *[name for name in heavy if name in sys.modules])
+"""
 
-    elapsed = time.perf_counter() - started
-    heavy = ("datasets", "pyarrow", "pandas", "jinja2", "numpy", "pytest", "syrupy")
-    return {"import_s": elapsed, "loaded": [name for name in heavy if name in sys.modules]}
+
+def probe_import(statement: str) -> tuple[float, list[str]]:
+    """Time `statement` in a clean interpreter (`python -c`); also list heavy modules it loaded."""
+    code = IMPORT_PROBE.format(statement=statement)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/"
+    )
+    elapsed, *loaded = done.stdout.split()
+    return float(elapsed), loaded
 
 
 # -- driver ------------------------------------------------------------------------------------
@@ -348,9 +353,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _worker_main(args: argparse.Namespace) -> int:
     """Entry point of a measurement subprocess: one JSON line on stdout."""
-    if args.worker == "import":
-        result = worker_import()
-    elif args.worker == "engine":
+    if args.worker == "engine":
         result = worker_engine(args.data, args.trace, args.digest)
     elif args.worker == "bare":
         result = worker_bare(args.data, args.trace, args.digest)
@@ -382,7 +385,10 @@ def _bench(data_dir: Path, runs: int, profile: bool) -> int:
         bare.append(run_worker("bare", data_dir))
     engine_mem = run_worker("engine", data_dir, "--trace", "--digest")
     bare_mem = run_worker("bare", data_dir, "--trace", "--digest")
-    imports = [run_worker("import", data_dir) for _ in range(runs)]
+    package = [probe_import("import pytest_evaltasks") for _ in range(runs)]
+    usable = [
+        probe_import("from pytest_evaltasks import Registry, render_plain") for _ in range(runs)
+    ]
     load_after = os.getloadavg()[0]
 
     mb = 1024 * 1024
@@ -427,12 +433,13 @@ def _bench(data_dir: Path, runs: int, profile: bool) -> int:
 
     phases = {name: median(r["phases"][name] for r in engine) for name in engine[0]["phases"]}
     print("engine phases (median s): " + " | ".join(f"{k} {v:.3f}" for k, v in phases.items()))
-    package_ms = median(r["import_s"] for r in imports) * 1000
-    engine_ms = median(r["import_s"] for r in engine) * 1000
+    package_ms = median(elapsed for elapsed, _ in package) * 1000
+    usable_ms = median(elapsed for elapsed, _ in usable) * 1000
     print(
-        f"imports (median ms): `import pytest_evaltasks` {package_ms:.0f} "
-        f"(heavy modules: {', '.join(imports[0]['loaded']) or 'none'}); "
-        f"with Registry + render_plain {engine_ms:.0f}"
+        f"import, clean interpreter (median ms): `import pytest_evaltasks` {package_ms:.0f} "
+        f"[{', '.join(package[0][1]) or 'no heavy modules'}]; "
+        f"`from pytest_evaltasks import Registry, render_plain` {usable_ms:.0f} "
+        f"[{', '.join(usable[0][1]) or 'no heavy modules'}]"
     )
     print(f"prompts identical to the bare loop: {'yes' if identical else 'NO'}")
 

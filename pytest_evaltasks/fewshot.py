@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from itertools import cycle
 from typing import Any, NamedTuple
 
@@ -48,23 +48,37 @@ class FewShotSampler:
         rng: random.Random | None = None,
         doc: Doc | None = None,
     ) -> list[Doc]:
-        """The examples for `doc`: drawn from the prepared pool, leaks removed, cut to n.
+        """The examples for `doc`: drawn from the prepared pool, leaks removed, cut to n."""
+        return self.sample_each(num_fewshots, [doc], variance_seed, rng)[0]
 
-        Always a new list. Runs once per evaluated doc, so the common path is a dict lookup,
-        a set lookup and a slice: only a doc whose query is in the pool can equal a pool doc.
+    def sample_each(
+        self,
+        num_fewshots: int,
+        docs: Sequence[Doc | None],
+        variance_seed: int = 0,
+        rng: random.Random | None = None,
+    ) -> list[list[Doc]]:
+        """`sample` for each of `docs` in turn (so `rng` is consumed in the same order).
+
+        One call per task rather than one per doc: this loop runs for every evaluated doc, so
+        its common path is a set lookup and a slice. Only a doc whose query is in the pool
+        can equal a pool doc, so the full content comparison is rarely needed. Every
+        returned list is new.
         """
         if num_fewshots == 0:
-            return []
+            return [[] for _ in docs]
         prepared = self._prepared.get((variance_seed, num_fewshots))
         if prepared is None:
             prepared = self._prepare(num_fewshots, variance_seed)
         pool, queries = prepared
-        drawn = pool
-        if rng is not None and self.selection in PER_DOC_DRAWS:
-            drawn = self._draw(pool, num_fewshots, rng)
-        if doc is not None and _may_be_in(doc, queries):
-            drawn = [example for example in drawn if not same_content(example, doc)]
-        return drawn[:num_fewshots]
+        draw_rng = rng if self.selection in PER_DOC_DRAWS else None
+        samples: list[list[Doc]] = []
+        for doc in docs:
+            drawn = pool if draw_rng is None else self._draw(pool, num_fewshots, draw_rng)
+            if doc is not None and _may_be_in(doc, queries):
+                drawn = [example for example in drawn if not same_content(example, doc)]
+            samples.append(drawn[:num_fewshots])
+        return samples
 
     def prepared_pool(self, num_fewshots: int, variance_seed: int = 0) -> list[Doc]:
         """The pool for one seed, prepared on first use and then reused for every doc."""

@@ -168,25 +168,21 @@ class Task:
         """Fresh copies of the eval docs at `order`, with few-shot samples and run settings.
 
         Runs once per evaluated doc, so each doc is built by one constructor call; the sampler
-        is given the template, whose content fields the copy shares.
+        is given the templates, whose content fields the copies share.
         """
         source_docs = self.eval_docs()
         config = self.config
         full_name = self.full_name
-        num_fewshots = config.num_fewshots
         generation_size = config.generation_size
         num_samples = max(config.num_samples) if config.num_samples else 1
         stop = list(config.stop_sequence) if config.stop_sequence is not None else []
-        sample = self.sampler.sample
-        docs: list[Doc] = []
+        templates = [source_docs[position] for position in order]
         with paused_gc():
-            for position in order:
-                template = source_docs[position]
-                shots = sample(num_fewshots, variance_seed, rnd, template)
-                docs.append(
-                    _runtime_copy(template, full_name, shots, generation_size, stop, num_samples)
-                )
-        return docs
+            shots = self.sampler.sample_each(config.num_fewshots, templates, variance_seed, rnd)
+            return [
+                _runtime_copy(template, full_name, examples, generation_size, stop, num_samples)
+                for template, examples in zip(templates, shots, strict=True)
+            ]
 
     def _build_docs(self, splits: list[str], few_shots: bool) -> list[Doc]:
         """Run the prompt function over every row of `splits`, in order."""
