@@ -167,7 +167,11 @@ def pytest_terminal_summary(
         f"snapshots: {unchanged} unchanged, {changed} changed, {new} missing, {written} written"
     )
     if bumps:
-        writer.line(f"{len(bumps)} tasks need a version bump:", red=True)
+        many = len(bumps) != 1
+        writer.line(
+            f"{len(bumps)} task{'s' if many else ''} need{'' if many else 's'} a version bump:",
+            red=True,
+        )
         for name in bumps:
             writer.line(f"  {name}")
     if context.options.spec and context.options.spec.strip() == ALL:

@@ -135,11 +135,18 @@ def build_snapshot(
 
 
 def doc_hash(plain: str, chat: str | list[dict[str, str]] | None, doc: Doc) -> str:
-    """A short hash of everything a model is sent and scored against for one doc."""
-    payload = json.dumps(
-        [plain, chat, doc.choices, doc.gold_index], ensure_ascii=False, default=str
-    )
-    return hashlib.blake2b(payload.encode("utf-8"), digest_size=8).hexdigest()
+    """A short hash of everything a model is sent and scored against for one doc.
+
+    Fed piece by piece (no JSON round trip): it runs once per doc, on prompts of kilobytes.
+    """
+    digest = hashlib.blake2b(plain.encode("utf-8"), digest_size=8)
+    if isinstance(chat, str):
+        digest.update(b"\x1echat\x1e" + chat.encode("utf-8"))
+    elif chat is not None:
+        for message in chat:
+            digest.update(f"\x1e{message['role']}\x1e{message['content']}".encode())
+    digest.update(f"\x1eanswers\x1e{doc.choices!r}\x1e{doc.gold_index!r}".encode())
+    return digest.hexdigest()
 
 
 def fingerprint(doc_hashes: dict[str, str]) -> str:
