@@ -42,7 +42,22 @@ _EXPORTS: dict[str, str] = {
 }
 """Public name -> the submodule that defines it."""
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Doc",
+    "EvalTaskError",
+    "FewShotSampler",
+    "LightevalTaskConfig",
+    "Metrics",
+    "Registry",
+    "SamplingMethod",
+    "Task",
+    "TaskConfig",
+    "TaskRequest",
+    "parse_task_string",
+    "render_chat",
+    "render_messages",
+    "render_plain",
+]
 
 
 def __getattr__(name: str) -> Any:
