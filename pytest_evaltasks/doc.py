@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
-class SamplingMethod(str, Enum):
+class SamplingMethod(StrEnum):
     """How a model is queried for a doc; lighteval task files import it next to `Doc`."""
 
     GENERATIVE = "GENERATIVE"
@@ -47,7 +47,7 @@ class Doc:
     generation_grammar: Any = None
 
     def get_golds(self) -> list[str]:
-        """Return the gold answers as strings; a choice that is itself a list contributes each item."""
+        """The gold answers as strings; a choice that is itself a list contributes each item."""
         indices = self.gold_index if isinstance(self.gold_index, list) else [self.gold_index]
         golds: list[str] = []
         for index in indices:

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .errors import EvalTaskError
-from .task import FewShotFromEvalWarning
 from .snapshot_extension import assert_snapshot, diff_lines, read_snapshot_text, snapshot_filename
 from .snapshot_format import SnapshotFacts, build_snapshot, parse_snapshot
+from .task import FewShotFromEvalWarning
 from .version_gate import Outcome, Verdict, judge
 
 if TYPE_CHECKING:
@@ -135,7 +135,9 @@ class TaskItem(pytest.Item):
             built = build_snapshot(task, options.run, context.template)
         result["docs"] = built.facts.num_docs
         old_text, old_facts = self._recorded(options.update)
-        verdict = judge(old_facts, built.facts, self.name, options.update, options.allow_unversioned)
+        verdict = judge(
+            old_facts, built.facts, self.name, options.update, options.allow_unversioned
+        )
         result["outcome"] = verdict.outcome.value
         result["needs_bump"] = verdict.needs_version_bump
         pool_warnings = built.warnings if task.num_fewshots else []  # unused at 0 shots

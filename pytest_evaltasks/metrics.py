@@ -105,7 +105,7 @@ Metrics = Enum(  # type: ignore[misc]
     {name: MetricRef(name, metric_name) for name, metric_name in _METRIC_NAMES.items()},
     module=__name__,
 )
-"""`Metrics.exact_match` and friends; calling a member parametrises it: `Metrics.pass_at_k({"k": 1})`."""
+"""`Metrics.exact_match` and friends; a call parametrises: `Metrics.pass_at_k({"k": 1})`."""
 
 
 def _call_member(self: Enum, sample_params: dict[str, Any] | None = None) -> MetricRef:

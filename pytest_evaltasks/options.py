@@ -48,7 +48,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--evaltasks-data", metavar="DIR", help="local data root (default: <first task dir>/data)"
     )
-    group.addoption("--evaltasks-docs", type=int, metavar="N", help="docs shown in full (default 3)")
+    group.addoption(
+        "--evaltasks-docs", type=int, metavar="N", help="docs shown in full (default 3)"
+    )
     group.addoption(
         "--evaltasks-max-samples", type=int, metavar="N", help="render only the first N docs"
     )
@@ -59,9 +61,7 @@ def add_options(parser: pytest.Parser) -> None:
         help="also render through a chat template: a bundled name (chatml, llama3), a .jinja "
         "file, a tokenizer_config.json, or 'messages' for the chat-API message list",
     )
-    group.addoption(
-        "--evaltasks-list", action="store_true", help="list registered tasks and exit"
-    )
+    group.addoption("--evaltasks-list", action="store_true", help="list registered tasks and exit")
     group.addoption(
         "--evaltasks-snapshot-dir",
         metavar="DIR",

@@ -134,7 +134,9 @@ class Registry:
         """Expand a task string to (task name, request) pairs; all unknown names at once."""
         requests = parse_task_string(spec) if isinstance(spec, str) else list(spec)
         supersets = self.supersets()
-        unknown = [r.name for r in requests if r.name not in supersets and r.name not in self.configs]
+        unknown = [
+            r.name for r in requests if r.name not in supersets and r.name not in self.configs
+        ]
         if unknown:
             raise TaskStringError(self._unknown_message(unknown, list(supersets)))
         pairs: list[tuple[str, TaskRequest]] = []

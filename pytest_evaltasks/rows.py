@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from itertools import chain
 from operator import itemgetter
 from pathlib import Path
@@ -239,21 +241,16 @@ def _parse_line(path: Path, number: int, line: str) -> Row:
 
 
 def _read_json(path: Path) -> list[Row]:
-    """A JSON array of row objects, or an object of equally long columns."""
+    """A JSON array of row objects; a lone top-level object is one row, as `datasets` reads it."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from exc
+    if isinstance(data, dict):
+        return [data]
     if isinstance(data, list) and all(isinstance(row, dict) for row in data):
         return data
-    if isinstance(data, dict) and data and all(isinstance(col, list) for col in data.values()):
-        lengths = {len(col) for col in data.values()}
-        if len(lengths) == 1:
-            names = list(data)
-            return [dict(zip(names, values, strict=True)) for values in zip(*data.values())]
-    raise DatasetError(
-        f"{path}: expected a JSON array of objects or an object of equal-length columns"
-    )
+    raise DatasetError(f"{path}: expected a JSON array of row objects (or one object)")
 
 
 def _read_csv(path: Path) -> list[Row]:
@@ -307,7 +304,32 @@ def _unify_values(values: list[Any]) -> list[Any]:
         return _unify_dicts(values)
     if _mixes_numbers(kinds):
         return [float(v) if type(v) is int else v for v in values]
+    if kinds == {str} and _all_timestamps(values):
+        return [None if v is None else _timestamp(v) for v in values]
     return values
+
+
+# What Arrow's JSON reader (and so `datasets`) infers as a timestamp: a date, optionally a
+# time to the hour, minute or second (no fraction), optionally a UTC offset.
+_TIMESTAMP = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}(?::\d{2}(?::\d{2})?)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?"
+)
+
+
+def _all_timestamps(values: list[Any]) -> bool:
+    """True when every string looks like a timestamp; the first string usually settles it."""
+    present = [v for v in values if v is not None]
+    if not present or not _TIMESTAMP.fullmatch(present[0]):
+        return False
+    return all(_TIMESTAMP.fullmatch(v) for v in present)
+
+
+def _timestamp(text: str) -> datetime:
+    """The naive UTC datetime Arrow makes of a timestamp string."""
+    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value
 
 
 def _kinds(values: Iterable[Any]) -> set[type]:

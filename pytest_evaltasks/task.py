@@ -79,7 +79,7 @@ class Task:
         return f"{self.config.name}{params}|{self.config.num_fewshots}"
 
     @property
-    def version(self) -> int:
+    def version(self) -> int | str:
         """The task's declared prompt/data version."""
         return self.config.version
 
@@ -209,7 +209,9 @@ class Task:
             try:
                 doc = prompt_function(row, task_name)
             except Exception as exc:
-                raise self._row_error(split, index, row, f"raised {type(exc).__name__}: {exc}") from exc
+                raise self._row_error(
+                    split, index, row, f"raised {type(exc).__name__}: {exc}"
+                ) from exc
             if doc is None or (isinstance(doc, list) and not doc):
                 continue
             if not isinstance(doc, Doc):
@@ -272,13 +274,19 @@ def first_fewshot_split(available: list[str], evaluation: list[str]) -> str | No
 
 
 def remove_duplicate_docs(docs: list[Doc]) -> list[int]:
-    """Positions of the docs to keep: those whose content (every field but `id`) is new."""
-    seen: set[str] = set()
+    """Positions of the docs to keep: those whose content (every field but `id`) is new.
+
+    Compared with `==`, field by field (dicts with keys in another order are equal); docs are
+    bucketed by query first, so only same-query docs are ever compared.
+    """
+    fields = [name for name in Doc.__slots__ if name != "id"]
+    buckets: dict[str, list[list[Any]]] = {}
     kept: list[int] = []
     for position, doc in enumerate(docs):
-        key = repr([getattr(doc, name) for name in Doc.__slots__ if name != "id"])
-        if key not in seen:
-            seen.add(key)
+        content = [getattr(doc, name) for name in fields]
+        bucket = buckets.setdefault(str(doc.query), [])
+        if content not in bucket:
+            bucket.append(content)
             kept.append(position)
     return kept
 

@@ -1,4 +1,4 @@
-"""Parse the task-string language: `name`, `name|5`, `suite|name|5`, `name@k=v|5`, or a file of them.
+"""Parse the task-string language: `name`, `name|5`, `suite|name|5`, `name@k=v|5`, or a file.
 
 Parsing is purely syntactic; whether a name is registered is the registry's business.
 """
@@ -59,7 +59,7 @@ def parse_task_string(spec: str) -> list[TaskRequest]:
 
 
 def _read_items(spec: str) -> list[str]:
-    """Split `spec` into items, reading it as a file only when it is the path of an existing file."""
+    """Split `spec` into items; read it as a file only when it is the path of an existing file."""
     path = _existing_file(spec.strip())
     if path is not None:
         try:

@@ -58,7 +58,9 @@ def judge(
     # Header fields do not depend on run settings, so their change always needs a bump; doc
     # prompts do (a new system prompt changes every prompt), so only without a settings change.
     if (content or (changed_docs and not settings)) and version_same:
-        return _unversioned(task_name, new.version, changed_docs, content, update, allow_unversioned)
+        return _unversioned(
+            task_name, new.version, changed_docs, content, update, allow_unversioned
+        )
     if not changed_docs and not content and not settings:
         if version_same:
             return Verdict(Outcome.SAME)
@@ -96,9 +98,7 @@ def _unversioned(
             f"--evaltasks-allow-unversioned)",
             changed_docs=changed_docs,
         )
-    refusal = (
-        "the update is refused" if update else "the snapshot no longer matches"
-    )
+    refusal = "the update is refused" if update else "the snapshot no longer matches"
     return Verdict(
         Outcome.REFUSED,
         f"{task_name}: {what}, but its version is still {version}; {refusal}. "

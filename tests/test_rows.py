@@ -173,11 +173,6 @@ def test_missing_keys_become_none_in_first_seen_order(tmp_path: Path) -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: rows.normalise_json_rows keeps ISO-8601 date strings as str; Arrow's JSON "
-    "reader (datasets) types them as timestamps, so a prompt sees datetime via datasets",
-)
 @pytest.mark.parametrize("extension", ["jsonl", "json"])
 def test_date_like_strings_equal_datasets_rows(extension: str, tmp_path: Path) -> None:
     rows = [
@@ -189,11 +184,6 @@ def test_date_like_strings_equal_datasets_rows(extension: str, tmp_path: Path) -
     assert_same_rows(local_rows(tmp_path / "data"), hf_rows(path, "json", tmp_path / "cache"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: rows._read_json splits a top-level JSON object of lists into one row per "
-    "index (and rejects a single object); datasets 5.2 reads either as ONE row",
-)
 @pytest.mark.parametrize(
     "payload",
     [{"q": ["a", "b"], "n": [1, 2]}, {"q": "only", "n": 1}],
@@ -627,3 +617,15 @@ def test_real_mmlu_rows_have_the_hub_schema() -> None:
         assert row["subject"] == "anatomy"
         assert len(row["choices"]) == 4
         assert type(row["answer"]) is int and 0 <= row["answer"] <= 3
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["2020-01-01T10", "2020-01-01T10:30Z", "2020-01-01 10:30:00+02:00", "2020-01-01T23:00-0130",
+     "2020-01-01T10:30:00.5", "2020-01", "20200101", "2020-01-01 and more"],
+)  # fmt: skip
+def test_timestamp_forms_equal_datasets_rows(value: str, tmp_path: Path) -> None:
+    rows = [{"q": "a", "when": value}, {"q": "b", "when": None}]
+    path = tmp_path / "data" / "org/ds/default" / "validation.jsonl"
+    write_jsonl(path, rows)
+    assert_same_rows(local_rows(tmp_path / "data"), hf_rows(path, "json", tmp_path / "cache"))

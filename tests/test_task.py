@@ -196,11 +196,6 @@ def test_dedupe_keeps_docs_that_differ_in_any_field(tmp_path: Path) -> None:
     assert [doc.id for doc in task.eval_docs()] == ["0", "1", "2"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: task.remove_duplicate_docs compares repr() of fields, so equal dicts with "
-    "different key order (equal content) are not recognised as duplicates",
-)
 def test_dedupe_treats_equal_dicts_as_equal_content(tmp_path: Path) -> None:
     def with_specific(row: Row, task_name: str) -> Doc:
         spec = {"a": 1, "b": 2} if row["first"] else {"b": 2, "a": 1}

@@ -43,7 +43,7 @@ def test_summary_counts_tasks_docs_snapshots_and_needed_bumps(project: EvalProje
     assert _summary(compare) == [
         "4 tasks checked, 24 docs rendered",
         "snapshots: 1 unchanged, 2 changed, 1 missing, 0 written",
-        "1 tasks need a version bump:",
+        "1 task needs a version bump:",
         "  mytask:other|0",
     ]
 
@@ -52,7 +52,7 @@ def test_summary_counts_tasks_docs_snapshots_and_needed_bumps(project: EvalProje
     assert _summary(update) == [
         "4 tasks checked, 24 docs rendered",
         "snapshots: 1 unchanged, 1 changed, 0 missing, 2 written",
-        "1 tasks need a version bump:",
+        "1 task needs a version bump:",
         "  mytask:other|0",
     ]
 
