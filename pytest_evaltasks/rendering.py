@@ -29,14 +29,28 @@ def extract_query(query: str, instruction: str | None) -> str:
 
 def render_plain(doc: Doc, system_prompt: str | None = None) -> str:
     """The prompt as sent to a base model: blocks joined by a blank line."""
+    return plain_prompt_head(doc, system_prompt) + plain_prompt_query(doc)
+
+
+def plain_prompt_head(doc: Doc, system_prompt: str | None = None) -> str:
+    """Everything before the doc's own query: system prompt, instruction and examples, each
+    followed by the blank line that joins blocks ("" when there are none).
+
+    Docs with the same instruction and examples share it, which lets callers that handle
+    thousands of docs (the snapshot fingerprint) build and hash it once.
+    """
     parts: list[str] = []
     if system_prompt is not None:
         parts.append(system_prompt)
     if doc.instruction is not None:
         parts.append(doc.instruction)
     parts.extend(map(_shot_text, doc.fewshot_samples))
-    parts.append(extract_query(doc.query, doc.instruction))
-    return "\n\n".join(parts)
+    return "".join(part + "\n\n" for part in parts)
+
+
+def plain_prompt_query(doc: Doc) -> str:
+    """The doc's own query, without a leading copy of its instruction: the prompt's last block."""
+    return extract_query(doc.query, doc.instruction)
 
 
 def _shot_text(example: Doc) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .rendering import render_messages, render_plain
+from .rendering import plain_prompt_head, plain_prompt_query, render_messages, render_plain
 
 if TYPE_CHECKING:
     from .chat_template import ChatTemplate
@@ -106,20 +106,21 @@ def build_snapshot(
 
     labelled = task.labelled_docs(settings.max_samples)
     system_prompt = settings.system_prompt
+    heads = PromptHeads(system_prompt)
     hashes: dict[str, str] = {}
     shown: list[str] = []
     shortfall = 0
     for position, (label, doc) in enumerate(labelled):
-        plain = render_plain(doc, system_prompt)
         chat: str | list[dict[str, str]] | None = None
         if settings.chat_template == MESSAGES:
             chat = render_messages(doc, system_prompt)
         elif template is not None:
             chat = apply_chat_template(template, render_messages(doc, system_prompt))
-        hashes[label] = doc_hash(plain, chat, doc)
+        hashes[label] = doc_hash(heads.digest(doc), chat, doc)
         if len(doc.fewshot_samples) < task.num_fewshots:
             shortfall += 1
         if position < settings.docs_shown:
+            plain = render_plain(doc, system_prompt)
             shown.append(_doc_block(position, len(labelled), label, doc, plain, chat, settings))
     task_fields = task_header(task, len(labelled), shortfall)
     facts = SnapshotFacts(
@@ -134,19 +135,46 @@ def build_snapshot(
     return BuiltSnapshot(text=text, facts=facts, warnings=warnings)
 
 
-def doc_hash(plain: str, chat: str | list[dict[str, str]] | None, doc: Doc) -> str:
+class PromptHeads:
+    """Hashes of plain prompts, sharing the work for docs with the same instruction and examples.
+
+    A plain prompt is `head + query` (see `rendering.plain_prompt_head`); docs drawing the same
+    examples share the head, so it is rendered and hashed once and its hash state copied. The
+    digest equals that of the whole prompt string: only the work is shared, not the meaning.
+    """
+
+    def __init__(self, system_prompt: str | None) -> None:
+        self.system_prompt = system_prompt
+        self._heads: dict[tuple[Any, ...], Any] = {}
+
+    def digest(self, doc: Doc) -> Any:
+        """A blake2b state that has consumed this doc's whole plain prompt."""
+        # Example docs are the sampler's cached pool, alive for the whole build: ids are stable.
+        key = (doc.instruction, *map(id, doc.fewshot_samples))
+        head = self._heads.get(key)
+        if head is None:
+            text = plain_prompt_head(doc, self.system_prompt)
+            head = self._heads[key] = hashlib.blake2b(text.encode("utf-8"), digest_size=8)
+        state = head.copy()
+        state.update(plain_prompt_query(doc).encode("utf-8"))
+        return state
+
+
+def doc_hash(plain: Any, chat: str | list[dict[str, str]] | None, doc: Doc) -> str:
     """A short hash of everything a model is sent and scored against for one doc.
 
-    Fed piece by piece (no JSON round trip): it runs once per doc, on prompts of kilobytes.
+    `plain` is the prompt text, or a blake2b state that has already consumed it.
     """
-    digest = hashlib.blake2b(plain.encode("utf-8"), digest_size=8)
+    digest = (
+        hashlib.blake2b(plain.encode("utf-8"), digest_size=8) if isinstance(plain, str) else plain
+    )
     if isinstance(chat, str):
         digest.update(b"\x1echat\x1e" + chat.encode("utf-8"))
     elif chat is not None:
         for message in chat:
             digest.update(f"\x1e{message['role']}\x1e{message['content']}".encode())
     digest.update(f"\x1eanswers\x1e{doc.choices!r}\x1e{doc.gold_index!r}".encode())
-    return digest.hexdigest()
+    return str(digest.hexdigest())
 
 
 def fingerprint(doc_hashes: dict[str, str]) -> str:
