@@ -117,6 +117,28 @@ def _load_template(options: Options) -> ChatTemplate | None:
         raise pytest.UsageError(f"--evaltasks-chat-template: {exc}") from None
 
 
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    """Say up front what will be checked, against which snapshots and data."""
+    context = config.stash.get(CONTEXT_KEY, None)
+    if context is None:
+        return None
+    options = context.options
+    mode = "update" if options.update else "compare"
+    return [
+        f"evaltasks: {len(context.pairs)} tasks from {options.spec!r} ({mode} mode)",
+        f"evaltasks: snapshots in {_shown(options.snapshot_dir)}, data in "
+        f"{_shown(options.data_dir)}",
+    ]
+
+
+def _shown(path: Path) -> str:
+    """A path relative to the working directory when it is inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """With `--evaltasks` and no test paths named, collect only the task items."""
     if CONTEXT_KEY in config.stash and config.args_source != pytest.Config.ArgsSource.ARGS:
