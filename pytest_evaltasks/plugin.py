@@ -6,7 +6,9 @@ Hooks only wire things together; the work is in the engine, `snapshot_format`,
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,8 +75,14 @@ def pytest_configure(config: pytest.Config) -> None:
             EvalTasksWarning(f"task module failed to import: {broken.describe()}"), stacklevel=2
         )
     pairs = _resolve(registry, options)
+    template = _load_template(options)
+    if template is not None:
+        digest = hashlib.sha256(
+            f"{template.source}\x00{template.bos_token}\x00{template.eos_token}".encode()
+        ).hexdigest()
+        options = replace(options, run=replace(options.run, chat_template_digest=digest))
     config.stash[CONTEXT_KEY] = RunContext(
-        options=options, registry=registry, pairs=pairs, template=_load_template(options)
+        options=options, registry=registry, pairs=pairs, template=template
     )
 
 

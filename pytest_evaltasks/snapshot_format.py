@@ -56,12 +56,20 @@ class RunSettings:
     chat_template: str | None = None
     docs_shown: int = 3
     max_samples: int | None = None
+    chat_template_digest: str | None = None
 
     def recorded(self) -> dict[str, str]:
-        """The settings as the file records them."""
+        """The settings as the file records them.
+
+        A chat template is recorded with a digest of its source, so an edited template file is
+        reported as a settings change, never as an unversioned prompt change of the task.
+        """
+        template = _json(self.chat_template)
+        if self.chat_template_digest is not None:
+            template += f" (sha256:{self.chat_template_digest[:16]})"
         return {
             "system_prompt": _json(self.system_prompt),
-            "chat_template": _json(self.chat_template),
+            "chat_template": template,
             "docs_shown": str(self.docs_shown),
             "max_samples": "all" if self.max_samples is None else str(self.max_samples),
         }
