@@ -137,7 +137,7 @@ def test_chat_template_and_system_prompt_are_rendered_and_recorded(project: Eval
     text = project.snapshot("mytask:sub|1").read_text(encoding="utf-8")
     settings = _section(text, "settings")
     assert settings["system_prompt"] == '"Be brief."'
-    assert settings["chat_template"] == '"chatml"'
+    assert settings["chat_template"].startswith('"chatml" (sha256:')
     block = _doc_blocks(text)[0]
     assert "--- prompt (plain text) ---\n| Be brief.\n|\n| Q: train" in block
     rendered = block.split("--- prompt (chat template chatml) ---\n", 1)[1]
