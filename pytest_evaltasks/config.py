@@ -48,7 +48,7 @@ class TaskConfig(BaseModel):
     name: str = Field(min_length=1)
     prompt_function: Callable[..., Any]
     hf_repo: str
-    hf_subset: str
+    hf_subset: str | None  # None: the dataset's default configuration, as in `datasets`
     metrics: list[Any]
 
     solver: Any = None
@@ -60,7 +60,9 @@ class TaskConfig(BaseModel):
     hf_revision: str | None = None
     hf_filter: Callable[..., Any] | None = None
     hf_data_files: str | list[str] | dict[str, Any] | None = None
-    hf_avail_splits: list[str] = Field(default_factory=lambda: ["train", "validation", "test"])
+    hf_avail_splits: list[str] | None = Field(
+        default_factory=lambda: ["train", "validation", "test"]
+    )
 
     evaluation_splits: list[str] = Field(default_factory=lambda: ["validation"], min_length=1)
     few_shots_split: str | None = None

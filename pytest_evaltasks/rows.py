@@ -35,7 +35,7 @@ class RowSource:
 
     task_name: str
     hf_repo: str
-    hf_subset: str
+    hf_subset: str | None
     hf_revision: str | None = None
     hf_data_files: str | list[str] | dict[str, Any] | None = None
     hf_filter: Callable[[Row], bool] | None = None

@@ -87,7 +87,7 @@ class Task:
     def fewshot_split(self) -> str | None:
         """The split the few-shot pool comes from; None means the evaluation splits."""
         return self.config.few_shots_split or first_fewshot_split(
-            self.config.hf_avail_splits, self.config.evaluation_splits
+            self.config.hf_avail_splits or [], self.config.evaluation_splits
         )
 
     @property

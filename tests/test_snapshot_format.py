@@ -177,3 +177,20 @@ def test_docs_are_labelled_by_split_when_there_are_several(tmp_path: Path) -> No
     labels = [label for label, _ in task.labelled_docs()]
     assert len(labels) == len(set(labels)) == 18
     assert {label.split("/")[0] for label in labels} == {"test", "train"}
+
+
+def test_lighteval_style_none_subset_and_splits_are_accepted(tmp_path: Path) -> None:
+    """lighteval accepts `hf_subset=None` (default config) and `hf_avail_splits=None`."""
+    registry = make_project(tmp_path)
+    config = registry.configs["t"]
+    config.hf_avail_splits = None
+    config.few_shots_split = None
+    config.hf_subset = None
+    data = tmp_path / "data" / "o" / "d"
+    (data / "s").rename(data / "default")
+    (task,) = registry.load("t|1")
+    assert task.fewshot_split is None  # no splits listed: the pool is the evaluation split
+    docs = task.get_docs()
+    assert len(docs) == 12
+    assert all(len(doc.fewshot_samples) == 1 for doc in docs)
+    assert all(doc.fewshot_samples[0].query != doc.query for doc in docs)
