@@ -19,6 +19,7 @@ from pytest_evaltasks.snapshot_format import (
     doc_hash,
     parse_snapshot,
 )
+from pytest_evaltasks.task import FewShotFromEvalWarning
 from pytest_evaltasks.version_gate import Outcome, judge
 
 TASK = """
@@ -190,7 +191,8 @@ def test_lighteval_style_none_subset_and_splits_are_accepted(tmp_path: Path) -> 
     (data / "s").rename(data / "default")
     (task,) = registry.load("t|1")
     assert task.fewshot_split is None  # no splits listed: the pool is the evaluation split
-    docs = task.get_docs()
+    with pytest.warns(FewShotFromEvalWarning, match="evaluation split"):
+        docs = task.get_docs()
     assert len(docs) == 12
     assert all(len(doc.fewshot_samples) == 1 for doc in docs)
     assert all(doc.fewshot_samples[0].query != doc.query for doc in docs)
