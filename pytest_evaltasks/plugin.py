@@ -25,12 +25,12 @@ from .items import (
 )
 from .options import Options, add_options, resolve_options
 from .snapshot_extension import SNAPSHOT_SUFFIX
+from .task_string import ALL_TASKS
 
 if TYPE_CHECKING:
     from .chat_template import ChatTemplate
     from .registry import Registry
-
-ALL = "all"
+    from .task_string import TaskRequest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -96,13 +96,9 @@ def _build_registry(options: Options) -> Registry:
         raise pytest.UsageError(str(exc)) from None
 
 
-def _resolve(registry: Registry, options: Options) -> list[Any]:
-    """Task string to (name, request) pairs; `all` means every registered task at 0 shots."""
-    from .task_string import TaskRequest
-
+def _resolve(registry: Registry, options: Options) -> list[tuple[str, TaskRequest]]:
+    """Task string to (name, request) pairs, with its errors as usage errors."""
     assert options.spec is not None
-    if options.spec.strip() == ALL:
-        return [(name, TaskRequest(name)) for name in registry.names]
     try:
         return registry.resolve(options.spec)
     except EvalTaskError as exc:
@@ -204,7 +200,7 @@ def pytest_terminal_summary(
         )
         for name in bumps:
             writer.line(f"  {name}")
-    if context.options.spec and context.options.spec.strip() == ALL:
+    if context.options.spec and context.options.spec.strip() == ALL_TASKS:
         _report_stale_snapshots(writer, context)
 
 

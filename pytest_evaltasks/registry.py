@@ -21,7 +21,7 @@ from typing import Any
 from .config import TaskConfig
 from .errors import RegistryError, TaskStringError, did_you_mean
 from .task import Task
-from .task_string import ACCEPTED_FORMS, TaskRequest, parse_task_string
+from .task_string import ACCEPTED_FORMS, ALL_TASKS, TaskRequest, parse_task_string
 
 
 @dataclass(frozen=True)
@@ -126,13 +126,12 @@ class Registry:
             groups.setdefault(name.split(":")[0], []).append(name)
         return {prefix: members for prefix, members in groups.items() if len(members) > 1}
 
-    def expand(self, name: str) -> list[str]:
-        """A superset's members, or the name itself."""
-        return self.supersets().get(name, [name])
-
     def resolve(self, spec: str | Iterable[TaskRequest]) -> list[tuple[str, TaskRequest]]:
         """Expand a task string to (task name, request) pairs; all unknown names at once."""
-        requests = parse_task_string(spec) if isinstance(spec, str) else list(spec)
+        if isinstance(spec, str) and spec.strip() == ALL_TASKS:
+            requests = [TaskRequest(name) for name in self.names]
+        else:
+            requests = parse_task_string(spec) if isinstance(spec, str) else list(spec)
         supersets = self.supersets()
         unknown = [
             r.name for r in requests if r.name not in supersets and r.name not in self.configs
@@ -160,8 +159,8 @@ class Registry:
         return Task(config, data_dir=self.data_dir, metric_params=request.params_dict)
 
     def all_tasks(self) -> list[Task]:
-        """Every registered task at 0 shots (for `--evaltasks all`)."""
-        return [self.make_task(name, TaskRequest(name)) for name in self.names]
+        """Every registered task at 0 shots: what the task string `all` means."""
+        return self.load(ALL_TASKS)
 
     def _unknown_message(self, unknown: list[str], supersets: list[str]) -> str:
         """List every unknown name with its closest matches, and any broken modules."""

@@ -45,8 +45,6 @@ CONTENT_KEYS = (
 )
 """Task header fields whose change is a content change (the version gate watches them)."""
 
-SETTING_KEYS = ("system_prompt", "chat_template", "docs_shown", "max_samples")
-
 
 @dataclass(frozen=True)
 class RunSettings:

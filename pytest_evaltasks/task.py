@@ -11,7 +11,6 @@ import random
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,14 +28,6 @@ FEWSHOT_SPLIT_PRIORITY = ("train", "dev", "valid", "default")
 
 class FewShotFromEvalWarning(UserWarning):
     """The few-shot pool is built from the evaluation split: a classic contamination source."""
-
-
-@dataclass(frozen=True)
-class DocBuildStats:
-    """How many rows a split produced and how many the prompt function dropped."""
-
-    rows: int
-    dropped: int
 
 
 class Task:

@@ -13,6 +13,9 @@ from typing import Any
 
 from .errors import TaskStringError
 
+ALL_TASKS = "all"
+"""The task string that means every registered task, at 0 shots (resolved by the registry)."""
+
 ACCEPTED_FORMS = (
     "accepted forms: 'task', 'task|N' (N = few-shot count, an integer >= 0), "
     "'task@param=value|N' (value a Python literal, e.g. @k=5 or @name='x'), "
