@@ -177,20 +177,8 @@ def worker_engine(data_dir: Path, trace: bool, digest: bool) -> dict[str, Any]:
         if hasher is not None:
             for prompt in prompts:
                 hasher.update(prompt.encode())
-    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    result: dict[str, Any] = {
-        "wall": wall,
-        "cpu": cpu,
-        "phases": {"registry+load": t1 - t0, "get_docs": docs_s, "render_plain": render_s},
-        "docs": count,
-        "chars": chars,
-        "rss_delta": _max_rss_bytes() - rss_before,
-    }
-    if trace:
-        result["traced_peak"] = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    if hasher is not None:
-        result["digest"] = hasher.hexdigest()
+    result = _measured(t0, cpu0, count, chars, rss_before, trace, hasher)
+    result["phases"] = {"registry+load": t1 - t0, "get_docs": docs_s, "render_plain": render_s}
     return result
 
 
@@ -212,6 +200,13 @@ def worker_bare(data_dir: Path, trace: bool, digest: bool) -> dict[str, Any]:
         if hasher is not None:
             for prompt in prompts:
                 hasher.update(prompt.encode())
+    return _measured(t0, cpu0, count, chars, rss_before, trace, hasher)
+
+
+def _measured(
+    t0: float, cpu0: float, count: int, chars: int, rss_before: int, trace: bool, hasher: Any
+) -> dict[str, Any]:
+    """A worker's figures, taken the moment its work ends (shared by both workers)."""
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     result: dict[str, Any] = {
         "wall": wall,
@@ -221,6 +216,8 @@ def worker_bare(data_dir: Path, trace: bool, digest: bool) -> dict[str, Any]:
         "rss_delta": _max_rss_bytes() - rss_before,
     }
     if trace:
+        import tracemalloc
+
         result["traced_peak"] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     if hasher is not None:
