@@ -64,7 +64,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 def pytest_configure(config: pytest.Config) -> None:
     """Validate everything before collection, so mistakes are usage errors (exit code 4)."""
     config.addinivalue_line("markers", "evaltask: a snapshot check of one evaluation task")
-    if not config.option.evaltasks:
+    if config.option.evaltasks is None:
         return
     options = resolve_options(config)
     if options.problems:
