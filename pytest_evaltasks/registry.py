@@ -90,12 +90,13 @@ class Registry:
         self._loaded_files.add(path.resolve())
         try:
             table = _tasks_table(_import_file(path, module_name), path)
-        except Exception:
+        except Exception as exc:
+            hint = _porting_hint(exc)
             if custom:
                 raise RegistryError(
-                    f"custom task file {path} failed to import:\n{traceback.format_exc()}"
+                    f"custom task file {path} failed to import:\n{traceback.format_exc()}{hint}"
                 ) from None
-            self.broken.append(BrokenModule(path, traceback.format_exc(limit=-3)))
+            self.broken.append(BrokenModule(path, traceback.format_exc(limit=-3) + hint))
             return
         for config in table:
             self._register(config, path, custom)
@@ -176,6 +177,16 @@ class Registry:
         lines.append(ACCEPTED_FORMS)
         lines.append("list the registered tasks with: pytest --evaltasks-list")
         return "\n".join(lines)
+
+
+def _porting_hint(exc: Exception) -> str:
+    """A line of advice when a task file still imports lighteval without it installed."""
+    if isinstance(exc, ImportError) and (exc.name or "").split(".")[0] == "lighteval":
+        return (
+            "hint: lighteval is not installed. A ported task file needs only pytest_evaltasks: "
+            "`from pytest_evaltasks import LightevalTaskConfig, Doc, Metrics`\n"
+        )
+    return ""
 
 
 def _namespace_package(directory: Path, name: str | None = None) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 from pathlib import Path
 
@@ -196,3 +197,17 @@ def test_lighteval_style_none_subset_and_splits_are_accepted(tmp_path: Path) -> 
     assert len(docs) == 12
     assert all(len(doc.fewshot_samples) == 1 for doc in docs)
     assert all(doc.fewshot_samples[0].query != doc.query for doc in docs)
+
+
+def test_a_task_file_still_importing_lighteval_gets_a_porting_hint(tmp_path: Path) -> None:
+    """lighteval is not installed in the test environment: the broken module says what to do."""
+    if importlib.util.find_spec("lighteval") is not None:
+        pytest.skip("lighteval is installed here")
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "old.py").write_text(
+        "from lighteval.tasks.requests import Doc\nTASKS_TABLE = []\n", encoding="utf-8"
+    )
+    registry = Registry([tmp_path / "tasks"])
+    (broken,) = registry.broken
+    assert "lighteval is not installed" in broken.error
+    assert "from pytest_evaltasks import LightevalTaskConfig, Doc, Metrics" in broken.error
