@@ -13,6 +13,7 @@ from .errors import EvalTaskError
 from .snapshot_extension import assert_snapshot, diff_lines, read_snapshot_text, snapshot_filename
 from .snapshot_format import SnapshotFacts, build_snapshot, parse_snapshot
 from .task import FewShotFromEvalWarning
+from .task_string import request_label
 from .version_gate import Outcome, Verdict, judge
 
 if TYPE_CHECKING:
@@ -91,8 +92,7 @@ class EvalTasksCollector(pytest.Collector):
 
 def item_key(task_name: str, request: TaskRequest) -> str:
     """`name@k=v|n`: the task string that reproduces this item, and its identity."""
-    params = "".join(f"@{key}={value!r}" for key, value in request.metric_params)
-    return f"{task_name}{params}|{request.num_fewshots}"
+    return request_label(task_name, request.num_fewshots, request.metric_params)
 
 
 def _source(recorded: str, module_file: Path) -> Path:

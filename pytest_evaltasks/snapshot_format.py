@@ -169,18 +169,15 @@ class PromptHeads:
 def doc_hash(plain: Any, chat: str | list[dict[str, str]] | None, doc: Doc) -> str:
     """A short hash of everything a model is sent and scored against for one doc.
 
-    `plain` is the prompt text, or a blake2b state that has already consumed it.
+    `plain` is a blake2b state that has consumed the plain prompt (see `PromptHeads`).
     """
-    digest = (
-        hashlib.blake2b(plain.encode("utf-8"), digest_size=8) if isinstance(plain, str) else plain
-    )
     if isinstance(chat, str):
-        digest.update(b"\x1echat\x1e" + chat.encode("utf-8"))
+        plain.update(b"\x1echat\x1e" + chat.encode("utf-8"))
     elif chat is not None:
         for message in chat:
-            digest.update(f"\x1e{message['role']}\x1e{message['content']}".encode())
-    digest.update(f"\x1eanswers\x1e{doc.choices!r}\x1e{doc.gold_index!r}".encode())
-    return str(digest.hexdigest())
+            plain.update(f"\x1e{message['role']}\x1e{message['content']}".encode())
+    plain.update(f"\x1eanswers\x1e{doc.choices!r}\x1e{doc.gold_index!r}".encode())
+    return str(plain.hexdigest())
 
 
 def fingerprint(doc_hashes: dict[str, str]) -> str:

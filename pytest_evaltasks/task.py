@@ -19,6 +19,7 @@ from .doc import Doc
 from .errors import EvalTaskError, PromptFunctionError
 from .fewshot import FewShotSampler
 from .rows import Row, RowSource, preview
+from .task_string import request_label
 
 if TYPE_CHECKING:  # annotations only: importing config loads pydantic (a quarter second)
     from .config import TaskConfig
@@ -66,8 +67,7 @@ class Task:
     @property
     def display_name(self) -> str:
         """`name@k=v|shots`: the task string that reproduces this task, parameters included."""
-        params = "".join(f"@{key}={value!r}" for key, value in self.metric_params.items())
-        return f"{self.config.name}{params}|{self.config.num_fewshots}"
+        return request_label(self.config.name, self.config.num_fewshots, self.metric_params.items())
 
     @property
     def version(self) -> int | str:
@@ -124,8 +124,7 @@ class Task:
 
         Returns new `Doc` objects on every call, so calls never disturb each other's results.
         """
-        order, rnd = self._evaluation_order(max_samples)
-        return self._runtime_docs(order, rnd, variance_seed)
+        return [doc for _, doc in self.labelled_docs(max_samples, variance_seed)]
 
     def labelled_docs(
         self, max_samples: int | None = None, variance_seed: int = 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,12 @@ class TaskRequest:
     def key(self) -> tuple[str, int, str]:
         """Identity used for de-duplication; parameters compare by their repr so lists work."""
         return (self.name, self.num_fewshots, repr(self.metric_params))
+
+
+def request_label(name: str, num_fewshots: int, metric_params: Iterable[tuple[str, Any]]) -> str:
+    """`name@k=v|n`: the task string that reproduces one request, parameters included."""
+    params = "".join(f"@{key}={value!r}" for key, value in metric_params)
+    return f"{name}{params}|{num_fewshots}"
 
 
 def parse_task_string(spec: str) -> list[TaskRequest]:
