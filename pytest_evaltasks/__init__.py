@@ -14,31 +14,31 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .config import LightevalTaskConfig, TaskConfig
-    from .doc import Doc, SamplingMethod
+    from .engine.config import LightevalTaskConfig, TaskConfig
+    from .engine.doc import Doc, SamplingMethod
     from .errors import EvalTaskError
-    from .fewshot import FewShotSampler
-    from .metrics import Metrics
-    from .registry import Registry
-    from .rendering import render_chat, render_messages, render_plain
-    from .task import Task
-    from .task_string import TaskRequest, parse_task_string
+    from .engine.fewshot import FewShotSampler
+    from .engine.metrics import Metrics
+    from .engine.registry import Registry
+    from .engine.rendering import render_chat, render_messages, render_plain
+    from .engine.task import Task
+    from .engine.task_string import TaskRequest, parse_task_string
 
 _EXPORTS: dict[str, str] = {
-    "Doc": "doc",
+    "Doc": "engine.doc",
     "EvalTaskError": "errors",
-    "FewShotSampler": "fewshot",
-    "LightevalTaskConfig": "config",
-    "Metrics": "metrics",
-    "Registry": "registry",
-    "SamplingMethod": "doc",
-    "Task": "task",
-    "TaskConfig": "config",
-    "TaskRequest": "task_string",
-    "parse_task_string": "task_string",
-    "render_chat": "rendering",
-    "render_messages": "rendering",
-    "render_plain": "rendering",
+    "FewShotSampler": "engine.fewshot",
+    "LightevalTaskConfig": "engine.config",
+    "Metrics": "engine.metrics",
+    "Registry": "engine.registry",
+    "SamplingMethod": "engine.doc",
+    "Task": "engine.task",
+    "TaskConfig": "engine.config",
+    "TaskRequest": "engine.task_string",
+    "parse_task_string": "engine.task_string",
+    "render_chat": "engine.rendering",
+    "render_messages": "engine.rendering",
+    "render_plain": "engine.rendering",
 }
 """Public name -> the submodule that defines it."""
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 from string import ascii_uppercase
 from typing import Any
 
-from pytest_evaltasks.config import LightevalTaskConfig
-from pytest_evaltasks.doc import Doc
-from pytest_evaltasks.metrics import Metrics
+from pytest_evaltasks import LightevalTaskConfig
+from pytest_evaltasks import Doc
+from pytest_evaltasks import Metrics
 
 HEADER = "The following are multiple choice questions (with answers) about common sense.\n"
 ANSWER_KEYS: tuple[str, ...] = ("A", "B", "C", "D", "E")

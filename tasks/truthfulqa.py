@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_evaltasks.config import LightevalTaskConfig
-from pytest_evaltasks.doc import Doc
-from pytest_evaltasks.metrics import Metrics
+from pytest_evaltasks import LightevalTaskConfig
+from pytest_evaltasks import Doc
+from pytest_evaltasks import Metrics
 
 PREAMBLE_PAIRS: tuple[tuple[str, str], ...] = (
     (

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_evaltasks.config import LightevalTaskConfig
-from pytest_evaltasks.doc import Doc
-from pytest_evaltasks.metrics import Metrics
+from pytest_evaltasks import LightevalTaskConfig
+from pytest_evaltasks import Doc
+from pytest_evaltasks import Metrics
 
 
 def winogrande_prompt(line: dict[str, Any], task_name: str) -> Doc | None:

@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pytest_evaltasks.config import LightevalTaskConfig  # noqa: E402
-from pytest_evaltasks.doc import Doc  # noqa: E402
+from pytest_evaltasks.engine.config import LightevalTaskConfig  # noqa: E402
+from pytest_evaltasks.engine.doc import Doc  # noqa: E402
 
 TASKS_DIR = ROOT / "tasks"
 DATA_DIR = TASKS_DIR / "data"

@@ -18,7 +18,7 @@ from typing import Any
 import jinja2.exceptions
 import pytest
 
-from pytest_evaltasks.chat_template import (
+from pytest_evaltasks.engine.chat_template import (
     ChatTemplate,
     apply_chat_template,
     bundled_templates,

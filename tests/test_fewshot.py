@@ -19,7 +19,7 @@ import pytest
 
 from pytest_evaltasks import Doc, FewShotSampler, Task, TaskConfig
 from pytest_evaltasks.errors import EvalTaskError, FewShotError
-from pytest_evaltasks.task import FewShotFromEvalWarning
+from pytest_evaltasks.engine.task import FewShotFromEvalWarning
 
 SHUFFLED_10 = [7, 3, 2, 8, 5, 6, 9, 4, 0, 1]
 

@@ -22,9 +22,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from pytest_evaltasks import Doc, Task, TaskConfig
-from pytest_evaltasks import rows as rows_module
+from pytest_evaltasks.engine import rows as rows_module
 from pytest_evaltasks.errors import DatasetError
-from pytest_evaltasks.rows import RowSource
+from pytest_evaltasks.engine.rows import RowSource
 
 datasets.disable_progress_bars()
 

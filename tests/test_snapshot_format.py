@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytest_evaltasks import Registry, render_plain
-from pytest_evaltasks.snapshot_extension import snapshot_filename
-from pytest_evaltasks.snapshot_format import (
+from pytest_evaltasks.snapshot.syrupy_extension import snapshot_filename
+from pytest_evaltasks.snapshot.format import (
     FORMAT_VERSION,
     PromptHeads,
     RunSettings,
@@ -20,8 +20,8 @@ from pytest_evaltasks.snapshot_format import (
     doc_hash,
     parse_snapshot,
 )
-from pytest_evaltasks.task import FewShotFromEvalWarning
-from pytest_evaltasks.version_gate import Outcome, judge
+from pytest_evaltasks.engine.task import FewShotFromEvalWarning
+from pytest_evaltasks.snapshot.gate import Outcome, judge
 
 TASK = """
 from pytest_evaltasks import Doc, LightevalTaskConfig

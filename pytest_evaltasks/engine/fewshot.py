@@ -13,7 +13,7 @@ from itertools import cycle
 from typing import Any, NamedTuple
 
 from .doc import Doc
-from .errors import FewShotError
+from ..errors import FewShotError
 
 SELECTIONS = ("balanced", "random", "sequential", "random_sampling_from_train", "random_sampling")
 PER_DOC_DRAWS = frozenset({"random_sampling", "random_sampling_from_train"})

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from .snapshot_format import FORMAT_VERSION, SnapshotFacts
+from .format import FORMAT_VERSION, SnapshotFacts
 
 
 class Outcome(Enum):

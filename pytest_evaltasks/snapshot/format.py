@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .rendering import plain_prompt_head, plain_prompt_query, render_messages, render_plain
+from ..engine.rendering import plain_prompt_head, plain_prompt_query, render_messages, render_plain
 
 if TYPE_CHECKING:
-    from .chat_template import ChatTemplate
-    from .doc import Doc
-    from .task import Task
+    from ..engine.chat_template import ChatTemplate
+    from ..engine.doc import Doc
+    from ..engine.task import Task
 
 FORMAT_VERSION = 1
 """Bump when anything that goes into the file or a hash changes; never a prompt change."""
@@ -108,7 +108,7 @@ def build_snapshot(
     template: ChatTemplate | None = None,
 ) -> BuiltSnapshot:
     """Render every doc of `task` and lay out its snapshot file."""
-    from .chat_template import apply_chat_template
+    from ..engine.chat_template import apply_chat_template
 
     labelled = task.labelled_docs(settings.max_samples)
     system_prompt = settings.system_prompt

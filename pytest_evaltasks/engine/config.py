@@ -19,7 +19,7 @@ from pydantic import (
     field_validator,
 )
 
-from .errors import TaskConfigError, did_you_mean
+from ..errors import TaskConfigError, did_you_mean
 from .metrics import metric_name
 
 FewShotSelect = Literal[

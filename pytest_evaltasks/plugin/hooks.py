@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .errors import EvalTaskError
+from ..errors import EvalTaskError
 from .items import (
     COLLECTOR_NAME,
     CONTEXT_KEY,
@@ -24,13 +24,13 @@ from .items import (
     result_of,
 )
 from .options import Options, add_options, resolve_options
-from .snapshot_extension import SNAPSHOT_SUFFIX
-from .task_string import ALL_TASKS
+from ..snapshot.syrupy_extension import SNAPSHOT_SUFFIX
+from ..engine.task_string import ALL_TASKS
 
 if TYPE_CHECKING:
-    from .chat_template import ChatTemplate
-    from .registry import Registry
-    from .task_string import TaskRequest
+    from ..engine.chat_template import ChatTemplate
+    from ..engine.registry import Registry
+    from ..engine.task_string import TaskRequest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -88,7 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _build_registry(options: Options) -> Registry:
     """The registry, with its errors as usage errors."""
-    from .registry import Registry
+    from ..engine.registry import Registry
 
     try:
         return Registry(options.task_dirs, options.custom_tasks, options.data_dir)
@@ -107,12 +107,12 @@ def _resolve(registry: Registry, options: Options) -> list[tuple[str, TaskReques
 
 def _load_template(options: Options) -> ChatTemplate | None:
     """The chat template named by the option, loaded once for the whole run."""
-    from .snapshot_format import MESSAGES
+    from ..snapshot.format import MESSAGES
 
     name = options.run.chat_template
     if name is None or name == MESSAGES:
         return None
-    from .chat_template import load_chat_template
+    from ..engine.chat_template import load_chat_template
 
     candidate = Path(name)
     try:
@@ -216,7 +216,7 @@ def _results(reporter: pytest.TerminalReporter) -> Iterator[dict[str, Any]]:
 
 def _report_stale_snapshots(writer: pytest.TerminalReporter, context: RunContext) -> None:
     """Snapshot files whose task is no longer registered (never deleted automatically)."""
-    from .snapshot_format import parse_snapshot
+    from ..snapshot.format import parse_snapshot
 
     directory = context.options.snapshot_dir
     stale: list[str] = []

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .doc import Doc
-from .errors import EvalTaskError, PromptFunctionError
+from ..errors import EvalTaskError, PromptFunctionError
 from .fewshot import FewShotSampler
 from .rows import Row, RowSource, preview
 from .task_string import request_label

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import TaskConfig
-from .errors import RegistryError, TaskStringError, did_you_mean
+from ..errors import RegistryError, TaskStringError, did_you_mean
 from .task import Task
 from .task_string import ACCEPTED_FORMS, ALL_TASKS, TaskRequest, parse_task_string
 

@@ -9,20 +9,20 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .errors import EvalTaskError
-from .snapshot_extension import assert_snapshot, diff_lines, read_snapshot_text, snapshot_filename
-from .snapshot_format import SnapshotFacts, build_snapshot, parse_snapshot
-from .task import FewShotFromEvalWarning
-from .task_string import request_label
-from .version_gate import Outcome, Verdict, judge
+from ..errors import EvalTaskError
+from ..snapshot.syrupy_extension import assert_snapshot, diff_lines, read_snapshot_text, snapshot_filename
+from ..snapshot.format import SnapshotFacts, build_snapshot, parse_snapshot
+from ..engine.task import FewShotFromEvalWarning
+from ..engine.task_string import request_label
+from ..snapshot.gate import Outcome, Verdict, judge
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
-    from .chat_template import ChatTemplate
+    from ..engine.chat_template import ChatTemplate
     from .options import Options
-    from .registry import Registry
-    from .task_string import TaskRequest
+    from ..engine.registry import Registry
+    from ..engine.task_string import TaskRequest
 
 COLLECTOR_NAME = "evaltasks"
 RESULT_KEY = "evaltasks"

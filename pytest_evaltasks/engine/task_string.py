@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import TaskStringError
+from ..errors import TaskStringError
 
 ALL_TASKS = "all"
 """The task string that means every registered task, at 0 shots (resolved by the registry)."""

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .snapshot_format import RunSettings
+from ..snapshot.format import RunSettings
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ import jinja2.nodes
 import jinja2.sandbox
 import jinja2.utils
 
-from .errors import ChatTemplateError, did_you_mean
+from ..errors import ChatTemplateError, did_you_mean
 
 if TYPE_CHECKING:
     from jinja2.parser import Parser

@@ -20,7 +20,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import DatasetError
+from ..errors import DatasetError
 
 if TYPE_CHECKING:
     from .config import TaskConfig
