@@ -55,11 +55,11 @@ def timed_run(command: list[str]) -> tuple[float, float, int]:
 
 def phases(data_dir: Path, snapshot_dir: Path) -> dict[str, float]:
     """Seconds per pipeline phase, in this process, with the code the items run."""
-    from pytest_evaltasks.plugin.items import item_key
     from pytest_evaltasks.engine.registry import Registry
-    from pytest_evaltasks.snapshot.syrupy_extension import read_snapshot_text, snapshot_filename
+    from pytest_evaltasks.plugin.items import item_key
     from pytest_evaltasks.snapshot.format import RunSettings, build_snapshot, parse_snapshot
     from pytest_evaltasks.snapshot.gate import judge
+    from pytest_evaltasks.snapshot.syrupy_extension import read_snapshot_text, snapshot_filename
 
     t0 = time.perf_counter()
     registry = Registry([TASKS_DIR], data_dir=data_dir)

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .engine.config import LightevalTaskConfig, TaskConfig
     from .engine.doc import Doc, SamplingMethod
-    from .errors import EvalTaskError
     from .engine.fewshot import FewShotSampler
     from .engine.metrics import Metrics
     from .engine.registry import Registry
     from .engine.rendering import render_chat, render_messages, render_plain
     from .engine.task import Task
     from .engine.task_string import TaskRequest, parse_task_string
+    from .errors import EvalTaskError
 
 _EXPORTS: dict[str, str] = {
     "Doc": "engine.doc",

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_evaltasks import LightevalTaskConfig
-from pytest_evaltasks import Doc
-from pytest_evaltasks import Metrics
+from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics
 
 
 def arc_prompt(line: dict[str, Any], task_name: str) -> Doc:

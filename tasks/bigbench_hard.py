@@ -24,9 +24,7 @@ from __future__ import annotations
 from string import ascii_uppercase
 from typing import Any
 
-from pytest_evaltasks import LightevalTaskConfig
-from pytest_evaltasks import Doc
-from pytest_evaltasks import Metrics
+from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics
 
 SUBTASKS: tuple[tuple[str, str], ...] = (
     ("causal_judgment", "causal_judgement"),

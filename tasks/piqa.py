@@ -17,9 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_evaltasks import LightevalTaskConfig
-from pytest_evaltasks import Doc
-from pytest_evaltasks import Metrics
+from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics
 
 HEADER = "The following are multiple choice questions (with answers) about common sense.\n"
 LETTERS: tuple[str, str] = ("A", "B")

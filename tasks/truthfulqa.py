@@ -16,9 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_evaltasks import LightevalTaskConfig
-from pytest_evaltasks import Doc
-from pytest_evaltasks import Metrics
+from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics
 
 PREAMBLE_PAIRS: tuple[tuple[str, str], ...] = (
     (

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from pytest_evaltasks import Doc, FewShotSampler, Task, TaskConfig
-from pytest_evaltasks.errors import EvalTaskError, FewShotError
 from pytest_evaltasks.engine.task import FewShotFromEvalWarning
+from pytest_evaltasks.errors import EvalTaskError, FewShotError
 
 SHUFFLED_10 = [7, 3, 2, 8, 5, 6, 9, 4, 0, 1]
 

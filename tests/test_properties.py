@@ -27,8 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_evaltasks import Doc, FewShotSampler, Task, TaskConfig
-from pytest_evaltasks.errors import FewShotError
 from pytest_evaltasks.engine.task import FewShotFromEvalWarning
+from pytest_evaltasks.errors import FewShotError
 
 SELECTIONS = ["balanced", "random", "sequential", "random_sampling", "random_sampling_from_train"]
 SAMPLING = {"random_sampling": 1, "random_sampling_from_train": 0}  # extra draws per doc

@@ -23,8 +23,8 @@ import pytest
 
 from pytest_evaltasks import Doc, Task, TaskConfig
 from pytest_evaltasks.engine import rows as rows_module
-from pytest_evaltasks.errors import DatasetError
 from pytest_evaltasks.engine.rows import RowSource
+from pytest_evaltasks.errors import DatasetError
 
 datasets.disable_progress_bars()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evaltasks import Registry, render_plain
-from pytest_evaltasks.snapshot.syrupy_extension import snapshot_filename
+from pytest_evaltasks.engine.task import FewShotFromEvalWarning
 from pytest_evaltasks.snapshot.format import (
     FORMAT_VERSION,
     PromptHeads,
@@ -20,8 +20,8 @@ from pytest_evaltasks.snapshot.format import (
     doc_hash,
     parse_snapshot,
 )
-from pytest_evaltasks.engine.task import FewShotFromEvalWarning
 from pytest_evaltasks.snapshot.gate import Outcome, judge
+from pytest_evaltasks.snapshot.syrupy_extension import snapshot_filename
 
 TASK = """
 from pytest_evaltasks import Doc, LightevalTaskConfig

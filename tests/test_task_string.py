@@ -7,8 +7,8 @@ import warnings
 import pytest
 
 from pytest_evaltasks import parse_task_string
-from pytest_evaltasks.errors import EvalTaskError, TaskStringError
 from pytest_evaltasks.engine.task_string import TaskRequest
+from pytest_evaltasks.errors import EvalTaskError, TaskStringError
 
 
 def triples(spec: str) -> list[tuple[str, int, dict[str, object]]]:

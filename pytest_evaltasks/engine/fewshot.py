@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from itertools import cycle
 from typing import Any, NamedTuple
 
-from .doc import Doc
 from ..errors import FewShotError
+from .doc import Doc
 
 SELECTIONS = ("balanced", "random", "sequential", "random_sampling_from_train", "random_sampling")
 PER_DOC_DRAWS = frozenset({"random_sampling", "random_sampling_from_train"})

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import TaskConfig
 from ..errors import RegistryError, TaskStringError, did_you_mean
+from .config import TaskConfig
 from .task import Task
 from .task_string import ACCEPTED_FORMS, ALL_TASKS, TaskRequest, parse_task_string
 

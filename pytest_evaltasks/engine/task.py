@@ -15,8 +15,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .doc import Doc
 from ..errors import EvalTaskError, PromptFunctionError
+from .doc import Doc
 from .fewshot import FewShotSampler
 from .rows import Row, RowSource, preview
 from .task_string import request_label

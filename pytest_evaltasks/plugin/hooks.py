@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..engine.task_string import ALL_TASKS
 from ..errors import EvalTaskError
+from ..snapshot.syrupy_extension import SNAPSHOT_SUFFIX
 from .items import (
     COLLECTOR_NAME,
     CONTEXT_KEY,
@@ -24,8 +26,6 @@ from .items import (
     result_of,
 )
 from .options import Options, add_options, resolve_options
-from ..snapshot.syrupy_extension import SNAPSHOT_SUFFIX
-from ..engine.task_string import ALL_TASKS
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate

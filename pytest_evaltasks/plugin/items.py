@@ -9,20 +9,25 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import EvalTaskError
-from ..snapshot.syrupy_extension import assert_snapshot, diff_lines, read_snapshot_text, snapshot_filename
-from ..snapshot.format import SnapshotFacts, build_snapshot, parse_snapshot
 from ..engine.task import FewShotFromEvalWarning
 from ..engine.task_string import request_label
+from ..errors import EvalTaskError
+from ..snapshot.format import SnapshotFacts, build_snapshot, parse_snapshot
 from ..snapshot.gate import Outcome, Verdict, judge
+from ..snapshot.syrupy_extension import (
+    assert_snapshot,
+    diff_lines,
+    read_snapshot_text,
+    snapshot_filename,
+)
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
     from ..engine.chat_template import ChatTemplate
-    from .options import Options
     from ..engine.registry import Registry
     from ..engine.task_string import TaskRequest
+    from .options import Options
 
 COLLECTOR_NAME = "evaltasks"
 RESULT_KEY = "evaltasks"
