@@ -59,7 +59,7 @@ def phases(data_dir: Path, snapshot_dir: Path) -> dict[str, float]:
     from pytest_evaltasks.plugin.items import item_key
     from pytest_evaltasks.snapshot.format import RunSettings, build_snapshot, parse_snapshot
     from pytest_evaltasks.snapshot.gate import judge
-    from pytest_evaltasks.snapshot.syrupy_extension import read_snapshot_text, snapshot_filename
+    from pytest_evaltasks.snapshot.storage import read_snapshot_text, snapshot_filename
 
     t0 = time.perf_counter()
     registry = Registry([TASKS_DIR], data_dir=data_dir)

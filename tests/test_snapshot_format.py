@@ -21,7 +21,7 @@ from pytest_evaltasks.snapshot.format import (
     parse_snapshot,
 )
 from pytest_evaltasks.snapshot.gate import Outcome, judge
-from pytest_evaltasks.snapshot.syrupy_extension import snapshot_filename
+from pytest_evaltasks.snapshot.storage import snapshot_filename
 
 TASK = """
 from pytest_evaltasks import Doc, LightevalTaskConfig

@@ -61,3 +61,83 @@ class Doc:
     def content_key(self) -> tuple[Any, ...]:
         """What makes two docs "the same question": used for leak removal (SPEC 3.4)."""
         return (self.query, self.choices, self.gold_index, self.instruction)
+
+
+def check_doc(doc: Doc) -> str | None:
+    """What is wrong with a doc a prompt function made, or None when it is well formed.
+
+    Checked where the doc is made, so the error can name the row: later steps index `choices`
+    with `gold_index` and join strings, and would fail far away, or record nonsense. A tuple of
+    choices becomes a list and a numpy integer gold becomes an `int` (in place): both mean the
+    same question, and the fingerprint must not tell them apart. A negative gold is a valid
+    Python index, as lighteval uses it (unlabelled splits carry -1).
+    """
+    choices, gold = doc.choices, doc.gold_index
+    if (
+        type(doc.query) is str
+        and type(choices) is list
+        and type(gold) is int
+        and -len(choices) <= gold < len(choices)
+        and (doc.instruction is None or type(doc.instruction) is str)
+        and all(type(choice) is str for choice in choices)
+    ):
+        return None  # the common case, decided in a few type checks
+    return _describe_problem(doc)
+
+
+def _describe_problem(doc: Doc) -> str | None:
+    """The slow path of `check_doc`: normalise what is acceptable, describe the rest."""
+    if not isinstance(doc.query, str):
+        return f"field 'query' is {_kind(doc.query)}, not a str"
+    if doc.instruction is not None and not isinstance(doc.instruction, str):
+        return f"field 'instruction' is {_kind(doc.instruction)}, not a str or None"
+    if isinstance(doc.choices, tuple):
+        doc.choices = list(doc.choices)
+    if not isinstance(doc.choices, list):
+        return f"field 'choices' is {_kind(doc.choices)}, not a list of str"
+    for position, choice in enumerate(doc.choices):
+        if not isinstance(choice, str):
+            return f"field 'choices' item {position} is {_kind(choice)}, not a str"
+    gold = _as_index(doc.gold_index)
+    if isinstance(gold, str):
+        return gold
+    doc.gold_index = gold
+    for index in gold if isinstance(gold, list) else [gold]:
+        if not -len(doc.choices) <= index < len(doc.choices):
+            return (
+                f"field 'gold_index' {index} is out of range for {len(doc.choices)} choice(s) "
+                f"{_short(doc.choices)}"
+            )
+    return None
+
+
+def _as_index(value: object) -> int | list[int] | str:
+    """`gold_index` as an int or list of ints (numpy integers accepted), or the problem."""
+    if isinstance(value, (list, tuple)):
+        indices = [_as_index(item) for item in value]
+        for item in indices:
+            if not isinstance(item, int):
+                return f"field 'gold_index' holds {_kind(value)} items that are not all ints"
+        if not indices:
+            return "field 'gold_index' is an empty list"
+        return indices  # type: ignore[return-value]
+    if isinstance(value, bool):
+        return "field 'gold_index' is a bool, not an int"
+    if isinstance(value, int):
+        return int(value)
+    if hasattr(value, "__index__") and hasattr(value, "dtype"):  # a numpy integer scalar
+        return int(value.__index__())  # type: ignore[attr-defined]
+    return f"field 'gold_index' is {_kind(value)}, not an int or a list of ints"
+
+
+def _kind(value: object) -> str:
+    """`None`, or the value's type and a short repr, for messages."""
+    if value is None:
+        return "None"
+    return f"{type(value).__name__} {_short(value)}"
+
+
+def _short(value: object, limit: int = 60) -> str:
+    """A repr cut to `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -7,7 +7,6 @@ fails to import is recorded and reported; the others stay usable.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import importlib.util
 import sys
@@ -127,8 +126,8 @@ class Registry:
             groups.setdefault(name.split(":")[0], []).append(name)
         return {prefix: members for prefix, members in groups.items() if len(members) > 1}
 
-    def resolve(self, spec: str | Iterable[TaskRequest]) -> list[tuple[str, TaskRequest]]:
-        """Expand a task string to (task name, request) pairs; all unknown names at once."""
+    def resolve(self, spec: str | Iterable[TaskRequest]) -> list[TaskRequest]:
+        """Expand a task string to one request per concrete task; all unknown names at once."""
         if isinstance(spec, str) and spec.strip() == ALL_TASKS:
             requests = [TaskRequest(name) for name in self.names]
         else:
@@ -139,28 +138,26 @@ class Registry:
         ]
         if unknown:
             raise TaskStringError(self._unknown_message(unknown, list(supersets)))
-        pairs: list[tuple[str, TaskRequest]] = []
+        resolved: list[TaskRequest] = []
         seen: set[tuple[str, int, str]] = set()
         for request in requests:
             for name in supersets.get(request.name, [request.name]):
-                key = (name, request.num_fewshots, repr(request.metric_params))
-                if key not in seen:
-                    seen.add(key)
-                    pairs.append((name, request))
-        return pairs
+                member = request if name == request.name else request.for_task(name)
+                if member.key not in seen:
+                    seen.add(member.key)
+                    resolved.append(member)
+        return resolved
 
     def load(self, spec: str | Iterable[TaskRequest]) -> list[Task]:
         """Tasks for a task string: expanded, deduplicated, in the order requested."""
-        return [self.make_task(name, request) for name, request in self.resolve(spec)]
+        return [self.make_task(request) for request in self.resolve(spec)]
 
-    def make_task(self, name: str, request: TaskRequest) -> Task:
-        """A `Task` on a private deep copy of the config, with the requested shot count."""
-        config = copy.deepcopy(self.configs[name])
-        config.num_fewshots = request.num_fewshots
-        return Task(config, data_dir=self.data_dir, metric_params=request.params_dict)
+    def make_task(self, request: TaskRequest) -> Task:
+        """A `Task` for one resolved request; the registered config itself is never changed."""
+        return Task(self.configs[request.name], data_dir=self.data_dir, request=request)
 
     def all_tasks(self) -> list[Task]:
-        """Every registered task at 0 shots: what the task string `all` means."""
+        """Every registered task at 0 shots."""
         return self.load(ALL_TASKS)
 
     def _unknown_message(self, unknown: list[str], supersets: list[str]) -> str:

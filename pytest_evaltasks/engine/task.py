@@ -1,25 +1,28 @@
 """`Task`: one requested task (a config at a shot count) turned into docs with few-shot examples.
 
 Follows lighteval's `LightevalTask.get_docs` step for step (SPEC 3.2-3.3): the same doc order,
-the same shared `random.Random(42)` consumed doc by doc, the same few-shot split choice.
+the same shared `random.Random(42)` consumed doc by doc, the same few-shot split choice, and the
+global generators seeded as lighteval's pipeline seeds them while the prompt function runs.
+`Task.build` returns one finished `TaskResult`; later steps only read it.
 """
 
 from __future__ import annotations
 
-import gc
+import copy
 import random
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EvalTaskError, PromptFunctionError
-from .doc import Doc
+from .doc import Doc, SamplingMethod, check_doc
 from .fewshot import FewShotSampler
+from .metrics import metric_category
 from .rows import Row, RowSource, preview
-from .task_string import request_label
+from .seeding import numpy_seeded, reference_seeds
+from .task_string import TaskRequest
 
 if TYPE_CHECKING:  # annotations only: importing config loads pydantic (a quarter second)
     from .config import TaskConfig
@@ -31,20 +34,58 @@ class FewShotFromEvalWarning(UserWarning):
     """The few-shot pool is built from the evaluation split: a classic contamination source."""
 
 
+@dataclass(frozen=True)
+class TaskResult:
+    """One task's finished docs, in evaluation order, and the facts about its few-shot pool.
+
+    `docs` pairs each doc with its label: its id, or `split/id` when ids repeat across several
+    evaluation splits. The docs and their examples are shared with the task's caches: read them,
+    do not edit them (`Task.get_docs` gives copies that may be edited).
+    """
+
+    request: TaskRequest
+    docs: list[tuple[str, Doc]]
+    num_eval_docs: int
+    pool_size: int | None
+    """Docs in the few-shot pool; None at 0 shots, where the pool is never loaded."""
+    shortfall: int
+    """Docs that got fewer examples than requested (the pool was too small)."""
+    pool_from_eval: bool
+    """The pool is the evaluation split itself: examples may leak."""
+
+    @property
+    def pool_warning(self) -> str | None:
+        """The contamination warning for this result, or None when it does not apply."""
+        if not self.pool_from_eval or self.pool_size is None:
+            return None
+        return "no few-shot split, so few-shot examples come from the evaluation split itself"
+
+
 class Task:
-    """A task as requested: config copy, shot count, metric parameters, and its docs."""
+    """A task as requested: its config, the request (shots, metric parameters) and its docs."""
 
     def __init__(
         self,
         config: TaskConfig,
         data_dir: str | Path | None = None,
         metric_params: dict[str, Any] | None = None,
+        request: TaskRequest | None = None,
     ) -> None:
-        """`config` must already be this request's own copy (the registry deep-copies)."""
-        self.config = config
-        self.metric_params: dict[str, Any] = dict(metric_params or {})
+        """Without a `request`, the config's own `num_fewshots` and `metric_params` are used.
+
+        The task never changes `config`: a request at another shot count works on a copy.
+        """
+        if request is None:
+            request = TaskRequest(
+                config.name, config.num_fewshots, tuple((metric_params or {}).items())
+            )
+        self.request = request
+        self.config = config if config.num_fewshots == request.num_fewshots else _with_shots(
+            config, request.num_fewshots
+        )
+        self.metric_params: dict[str, Any] = request.params_dict
         self.source = RowSource.for_config(config, Path(data_dir) if data_dir else None)
-        self.sampler = FewShotSampler(self.fewshot_docs, config.few_shots_select, config.name)
+        self.sampler = FewShotSampler(self._pool, config.few_shots_select, config.name)
         self._eval_docs: list[Doc] | None = None
         self._eval_labels: list[str] = []
         self._fewshot_docs: list[Doc] | None = None
@@ -57,17 +98,17 @@ class Task:
     @property
     def num_fewshots(self) -> int:
         """Few-shot examples per doc, from the task string."""
-        return self.config.num_fewshots
+        return self.request.num_fewshots
 
     @property
     def full_name(self) -> str:
         """`name|shots`, as lighteval names a task run."""
-        return f"{self.config.name}|{self.config.num_fewshots}"
+        return self.request.full_name
 
     @property
     def display_name(self) -> str:
         """`name@k=v|shots`: the task string that reproduces this task, parameters included."""
-        return request_label(self.config.name, self.config.num_fewshots, self.metric_params.items())
+        return self.request.label
 
     @property
     def version(self) -> int | str:
@@ -86,55 +127,105 @@ class Task:
         """True when examples are drawn from the data being evaluated."""
         return self.fewshot_split is None
 
+    # building ------------------------------------------------------------------------------
+
+    def build(self, max_samples: int | None = None, variance_seed: int = 0) -> TaskResult:
+        """Every doc in evaluation order with its examples and run settings, and pool facts."""
+        order, rnd = self._evaluation_order(max_samples)
+        docs = self._runtime_docs(order, rnd, variance_seed)
+        labels = self._eval_labels
+        shots = self.num_fewshots
+        return TaskResult(
+            request=self.request,
+            docs=[(labels[position], doc) for position, doc in zip(order, docs, strict=True)],
+            num_eval_docs=len(labels),
+            pool_size=len(self._pool()) if shots else None,
+            shortfall=sum(1 for doc in docs if len(doc.fewshot_samples) < shots),
+            pool_from_eval=self.fewshot_from_eval,
+        )
+
     def eval_docs(self) -> list[Doc]:
         """The evaluation docs in file order (cached; deduplicated when the config asks)."""
-        if self._eval_docs is None:
-            docs: list[Doc] = []
-            labels: list[str] = []
-            several = len(self.config.evaluation_splits) > 1
-            for split in self.config.evaluation_splits:
-                split_docs = self._load_split(split, few_shots=False)
-                docs.extend(split_docs)
-                labels.extend(f"{split}/{doc.id}" if several else doc.id for doc in split_docs)
-            if self.config.must_remove_duplicate_docs:
-                kept = remove_duplicate_docs(docs)
-                labels = [labels[i] for i in kept]
-                docs = [docs[i] for i in kept]
-            self._eval_docs, self._eval_labels = docs, labels
+        self._materialise()
+        assert self._eval_docs is not None
         return self._eval_docs
 
     def fewshot_docs(self) -> list[Doc]:
         """The few-shot pool in file order; built from the eval splits when no split is left."""
-        if self._fewshot_docs is None:
-            if self.fewshot_split is None:
-                warnings.warn(
-                    f"task {self.name!r} builds its few-shot pool from its evaluation "
-                    f"split(s) {', '.join(self.config.evaluation_splits)}",
-                    FewShotFromEvalWarning,
-                    stacklevel=2,
-                )
-                splits = self.config.evaluation_splits
-            else:
-                splits = [self.fewshot_split]
-            self._fewshot_docs = self._build_docs(splits, few_shots=True)
-        return self._fewshot_docs
+        if self.fewshot_from_eval:
+            warnings.warn(
+                f"task {self.name!r} builds its few-shot pool from its evaluation "
+                f"split(s) {', '.join(self.config.evaluation_splits)}",
+                FewShotFromEvalWarning,
+                stacklevel=2,
+            )
+        return self._pool()
 
     def get_docs(self, max_samples: int | None = None, variance_seed: int = 0) -> list[Doc]:
         """Docs in evaluation order with few-shot examples and generation settings set.
 
-        Returns new `Doc` objects on every call, so calls never disturb each other's results.
+        The docs are the caller's own: editing one (its choices, its examples) changes nothing
+        for a later call.
         """
         return [doc for _, doc in self.labelled_docs(max_samples, variance_seed)]
 
     def labelled_docs(
         self, max_samples: int | None = None, variance_seed: int = 0
     ) -> list[tuple[str, Doc]]:
-        """`get_docs` with each doc's label: its id, or `split/id` when ids repeat across
-        several evaluation splits."""
-        order, rnd = self._evaluation_order(max_samples)
-        docs = self._runtime_docs(order, rnd, variance_seed)
-        labels = self._eval_labels
-        return [(labels[position], doc) for position, doc in zip(order, docs, strict=True)]
+        """`get_docs` with each doc's label (see `TaskResult.docs`)."""
+        if self.num_fewshots and self.fewshot_from_eval:
+            self.fewshot_docs()  # the library's warning; the plugin reads `pool_from_eval`
+        result = self.build(max_samples, variance_seed)
+        memo: dict[int, Doc] = {}
+        return [(label, detached(doc, memo)) for label, doc in result.docs]
+
+    def _pool(self) -> list[Doc]:
+        """The few-shot docs, built with the eval docs under the reference seeds."""
+        self._materialise(with_pool=True)
+        assert self._fewshot_docs is not None
+        return self._fewshot_docs
+
+    def _materialise(self, with_pool: bool | None = None) -> None:
+        """Build the eval docs, then (for a few-shot request) the pool, as lighteval orders them.
+
+        Both run in one seeded stretch: lighteval seeds the global generators once, builds the
+        eval docs, then builds the pool lazily when the first doc draws its examples. A prompt
+        function that imported numpy during the build ran with numpy unseeded, so the build is
+        redone once with numpy seeded.
+        """
+        pool_wanted = self.num_fewshots > 0 if with_pool is None else with_pool
+        if self._eval_docs is not None and (self._fewshot_docs is not None or not pool_wanted):
+            return
+        if self._eval_docs is not None:  # eval docs alone were asked for before
+            self._eval_docs = None
+        had_numpy = numpy_seeded()
+        self._build_all(pool_wanted)
+        if not had_numpy and numpy_seeded():
+            self._build_all(pool_wanted)
+
+    def _build_all(self, with_pool: bool) -> None:
+        """One seeded build of the eval docs and, when wanted, the few-shot pool."""
+        with reference_seeds():
+            docs: list[Doc] = []
+            labels: list[str] = []
+            several = len(self.config.evaluation_splits) > 1
+            for split in self.config.evaluation_splits:
+                split_docs = self._split_docs(split, self.source.rows(split), few_shots=False)
+                docs.extend(split_docs)
+                labels.extend(f"{split}/{doc.id}" if several else doc.id for doc in split_docs)
+            if self.config.must_remove_duplicate_docs:
+                kept = remove_duplicate_docs(docs)
+                labels = [labels[i] for i in kept]
+                docs = [docs[i] for i in kept]
+            pool: list[Doc] | None = None
+            if with_pool:
+                splits = self.config.evaluation_splits if self.fewshot_split is None else [
+                    self.fewshot_split
+                ]
+                pool = []
+                for split in splits:
+                    pool.extend(self._split_docs(split, self.source.rows(split), few_shots=True))
+        self._eval_docs, self._eval_labels, self._fewshot_docs = docs, labels, pool
 
     def _evaluation_order(self, max_samples: int | None) -> tuple[list[int], random.Random]:
         """Positions of the eval docs in evaluation order, and the generator that shuffled
@@ -155,10 +246,10 @@ class Task:
         return order, rnd
 
     def _runtime_docs(self, order: list[int], rnd: random.Random, variance_seed: int) -> list[Doc]:
-        """Fresh copies of the eval docs at `order`, with few-shot samples and run settings.
+        """New docs for the eval docs at `order`, with few-shot samples and run settings.
 
         Runs once per evaluated doc, so each doc is built by one constructor call; the sampler
-        is given the templates, whose content fields the copies share.
+        is given the templates, whose content fields the new docs share.
         """
         source_docs = self.eval_docs()
         config = self.config
@@ -166,26 +257,30 @@ class Task:
         generation_size = config.generation_size
         num_samples = max(config.num_samples) if config.num_samples else 1
         stop = list(config.stop_sequence) if config.stop_sequence is not None else []
+        methods = self._sampling_methods
         templates = [source_docs[position] for position in order]
-        with paused_gc():
-            shots = self.sampler.sample_each(config.num_fewshots, templates, variance_seed, rnd)
-            return [
-                _runtime_copy(template, full_name, examples, generation_size, stop, num_samples)
-                for template, examples in zip(templates, shots, strict=True)
-            ]
+        shots = self.sampler.sample_each(self.num_fewshots, templates, variance_seed, rnd)
+        return [
+            _runtime_copy(template, full_name, examples, generation_size, stop, num_samples, methods)
+            for template, examples in zip(templates, shots, strict=True)
+        ]
 
-    def _build_docs(self, splits: list[str], few_shots: bool) -> list[Doc]:
-        """Run the prompt function over every row of `splits`, in order."""
-        docs: list[Doc] = []
-        for split in splits:
-            docs.extend(self._load_split(split, few_shots))
-        return docs
+    @cached_property
+    def _sampling_methods(self) -> list[Any]:
+        """The sampling methods the task's metrics need, once each, in metric order.
 
-    def _load_split(self, split: str, few_shots: bool) -> list[Doc]:
-        """Read one split and turn its rows into docs, with the cyclic GC paused (see
-        `paused_gc`): this is where thousands of long-lived rows and docs are created."""
-        with paused_gc():
-            return self._split_docs(split, self.source.rows(split), few_shots)
+        lighteval adds them to every doc (from a set, so in no stable order); we keep the order
+        of the config's metrics so the docs are the same on every run.
+        """
+        methods: list[Any] = []
+        for metric in self.config.metrics:
+            category = metric_category(metric)
+            if category is None:
+                continue
+            method = SamplingMethod(category) if category in SamplingMethod.__members__ else category
+            if method not in methods:
+                methods.append(method)
+        return methods
 
     def _split_docs(self, split: str, rows: list[Row], few_shots: bool) -> list[Doc]:
         """One split's docs; ids are row indices, so a dropped row still uses up its index."""
@@ -204,20 +299,34 @@ class Task:
                 ) from exc
             if doc is None or (isinstance(doc, list) and not doc):
                 continue
-            if not isinstance(doc, Doc):
-                raise self._row_error(
-                    split,
-                    index,
-                    row,
-                    f"returned {type(doc).__module__}.{type(doc).__name__}, not a "
-                    f"pytest_evaltasks Doc (or None to drop the row)",
-                )
+            if type(doc) is not Doc:
+                doc = self._as_doc(doc, split, index, row)
+            problem = check_doc(doc)
+            if problem is not None:
+                raise self._row_error(split, index, row, f"returned a Doc whose {problem}")
             doc.id = str(index)
             doc.generation_grammar = config.generation_grammar
             doc.generation_size = config.generation_size
             doc.stop_sequences = config.stop_sequence
             docs.append(doc)
         return docs
+
+    def _as_doc(self, value: Any, split: str, index: int, row: Row) -> Doc:
+        """A `Doc` subclass as it is; lighteval's `Doc` converted; anything else refused."""
+        if isinstance(value, Doc):
+            return value
+        from .lighteval_adapter import convert_doc
+
+        doc = convert_doc(value)
+        if doc is None:
+            raise self._row_error(
+                split,
+                index,
+                row,
+                f"returned {type(value).__module__}.{type(value).__name__}, not a Doc "
+                f"(or None to drop the row)",
+            )
+        return doc
 
     def _row_error(self, split: str, index: int, row: Row, what: str) -> PromptFunctionError:
         """An error that names the task, split, row and the prompt function's file."""
@@ -231,26 +340,21 @@ class Task:
         )
 
     def __repr__(self) -> str:
-        return f"Task({self.full_name!r})"
+        return f"Task({self.display_name!r})"
 
 
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for a bulk build, then restore its state.
+def _with_shots(config: TaskConfig, num_fewshots: int) -> TaskConfig:
+    """A copy of `config` at another shot count: its lists are its own, its callables shared.
 
-    Creating tens of thousands of objects that stay alive (parsed rows, docs) makes the
-    collector rescan the whole heap again and again: about a third of the time to load a
-    large task. Rows and docs form no reference cycles, so nothing is lost by collecting
-    only afterwards; a cycle made meanwhile (by a prompt function, or another thread) is
-    collected once the collector runs again. A collector that was already off stays off.
+    Never a deep copy: a prompt function may be a bound method or hold a lock, a tokenizer or
+    a database handle, none of which can (or should) be copied.
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+    lists = {
+        name: list(value)
+        for name in ("evaluation_splits", "hf_avail_splits", "stop_sequence", "num_samples")
+        if isinstance(value := getattr(config, name), list)
+    }
+    return config.model_copy(update={"num_fewshots": num_fewshots, **lists})
 
 
 def first_fewshot_split(available: list[str], evaluation: list[str]) -> str | None:
@@ -281,6 +385,25 @@ def remove_duplicate_docs(docs: list[Doc]) -> list[int]:
     return kept
 
 
+def detached(doc: Doc, memo: dict[int, Doc]) -> Doc:
+    """A copy of `doc` whose lists, dicts and examples are its own (examples copied once per
+    `memo`, so docs of one call still share their examples, as they would in lighteval)."""
+    known = memo.get(id(doc))
+    if known is not None:
+        return known
+    copied = copy.copy(doc)
+    copied.choices = list(doc.choices)
+    if isinstance(doc.gold_index, list):
+        copied.gold_index = list(doc.gold_index)
+    copied.specific = copy.deepcopy(doc.specific)
+    copied.images = list(doc.images) if doc.images is not None else None
+    copied.sampling_methods = list(doc.sampling_methods)
+    copied.stop_sequences = list(doc.stop_sequences) if doc.stop_sequences is not None else None
+    copied.fewshot_samples = [detached(example, memo) for example in doc.fewshot_samples]
+    memo[id(doc)] = copied
+    return copied
+
+
 def _runtime_copy(
     doc: Doc,
     task_name: str,
@@ -288,11 +411,14 @@ def _runtime_copy(
     generation_size: int | None,
     stop_sequences: list[str] | None,
     num_samples: int,
+    task_methods: list[Any],
 ) -> Doc:
-    """A fresh doc sharing the prompt function's values, with this run's runtime fields.
+    """A new doc sharing the prompt function's values, with this run's runtime fields.
 
     Positional arguments in `Doc` field order: the cheapest way to build a slotted dataclass.
+    `use_logits` stays as the prompt function set it (None means True), as in lighteval.
     """
+    methods = [*doc.sampling_methods, *task_methods] if task_methods else list(doc.sampling_methods)
     return Doc(
         doc.query,
         doc.choices,
@@ -305,11 +431,11 @@ def _runtime_copy(
         doc.id,
         task_name,
         fewshot_samples,
-        list(doc.sampling_methods),
+        methods,
         doc.fewshot_sorting_class,
         generation_size,
         stop_sequences,
-        True,  # use_logits
+        True if doc.use_logits is None else doc.use_logits,
         num_samples,
         doc.generation_grammar,
     )

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import warnings
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,11 +42,28 @@ class TaskRequest:
         """Identity used for de-duplication; parameters compare by their repr so lists work."""
         return (self.name, self.num_fewshots, repr(self.metric_params))
 
+    @property
+    def label(self) -> str:
+        """`name@k=v|n`: the task string that reproduces this request, parameters included.
 
-def request_label(name: str, num_fewshots: int, metric_params: Iterable[tuple[str, Any]]) -> str:
-    """`name@k=v|n`: the task string that reproduces one request, parameters included."""
-    params = "".join(f"@{key}={value!r}" for key, value in metric_params)
-    return f"{name}{params}|{num_fewshots}"
+        It names the pytest item and the snapshot; `parse_label` reads it back.
+        """
+        params = "".join(f"@{key}={value!r}" for key, value in self.metric_params)
+        return f"{self.name}{params}|{self.num_fewshots}"
+
+    @property
+    def full_name(self) -> str:
+        """`name|n`, as lighteval names a task run (metric parameters are not part of it)."""
+        return f"{self.name}|{self.num_fewshots}"
+
+    def for_task(self, name: str) -> TaskRequest:
+        """This request applied to one member of a superset."""
+        return TaskRequest(name, self.num_fewshots, self.metric_params, self.item)
+
+
+def parse_label(label: str) -> TaskRequest:
+    """Read back a `TaskRequest.label` (as recorded in a snapshot or shown as a node id)."""
+    return parse_task_item(label)
 
 
 def parse_task_string(spec: str) -> list[TaskRequest]:

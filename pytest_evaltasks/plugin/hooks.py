@@ -1,36 +1,34 @@
 """pytest hooks: `--evaltasks` turns requested tasks into snapshot-checked items.
 
-Hooks only wire things together; the work is in the engine, `snapshot_format`,
-`version_gate`, `snapshot_extension` and `items`.
+Hooks only wire things together; the work is in the engine, the snapshot layer (format, gate,
+failure reports, storage, the syrupy extension), and this layer's `plan`, `items` and `summary`.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-from ..engine.task_string import ALL_TASKS
 from ..errors import EvalTaskError
-from ..snapshot.syrupy_extension import SNAPSHOT_SUFFIX
+from ..snapshot.syrupy_extension import syrupy_active
 from .items import (
     COLLECTOR_NAME,
     CONTEXT_KEY,
     EvalTasksCollector,
     EvalTasksWarning,
     RunContext,
-    result_of,
 )
 from .options import Options, add_options, resolve_options
+from .summary import RunSummary
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.registry import Registry
-    from ..engine.task_string import TaskRequest
+    from .plan import RunPlan
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -66,23 +64,25 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "evaltask: a snapshot check of one evaluation task")
     if config.option.evaltasks is None:
         return
+    if not syrupy_active(config):
+        raise pytest.UsageError(
+            "--evaltasks needs syrupy's pytest plugin, which is disabled here (-p no:syrupy); "
+            "remove that option"
+        )
     options = resolve_options(config)
     if options.problems:
         raise pytest.UsageError("\n".join(options.problems))
     registry = _build_registry(options)
-    for broken in registry.broken:
-        config.issue_config_time_warning(
-            EvalTasksWarning(f"task module failed to import: {broken.describe()}"), stacklevel=2
-        )
-    pairs = _resolve(registry, options)
-    template = _load_template(options)
-    if template is not None:
-        digest = hashlib.sha256(
-            f"{template.source}\x00{template.bos_token}\x00{template.eos_token}".encode()
-        ).hexdigest()
-        options = replace(options, run=replace(options.run, chat_template_digest=digest))
+    assert options.spec is not None
+    plan = _plan(registry, options)
+    if not plan.broken:
+        for broken in registry.broken:
+            config.issue_config_time_warning(
+                EvalTasksWarning(f"task module failed to import: {broken.describe()}"), stacklevel=2
+            )
+    template, options = _load_template(options, config.rootpath)
     config.stash[CONTEXT_KEY] = RunContext(
-        options=options, registry=registry, pairs=pairs, template=template
+        options=options, registry=registry, plan=plan, template=template
     )
 
 
@@ -96,29 +96,47 @@ def _build_registry(options: Options) -> Registry:
         raise pytest.UsageError(str(exc)) from None
 
 
-def _resolve(registry: Registry, options: Options) -> list[tuple[str, TaskRequest]]:
-    """Task string to (name, request) pairs, with its errors as usage errors."""
+def _plan(registry: Registry, options: Options) -> RunPlan:
+    """The items of this run, with task-string errors as usage errors."""
+    from .plan import plan_run
+
     assert options.spec is not None
     try:
-        return registry.resolve(options.spec)
+        return plan_run(registry, options.spec, options.snapshot_dir)
     except EvalTaskError as exc:
         raise pytest.UsageError(f"--evaltasks {options.spec!r}: {exc}") from None
 
 
-def _load_template(options: Options) -> ChatTemplate | None:
-    """The chat template named by the option, loaded once for the whole run."""
+def _load_template(options: Options, root: Path) -> tuple[ChatTemplate | None, Options]:
+    """The chat template named by the option, loaded once for the whole run, and the options
+    with the template recorded by name (a path relative to the root) and digest."""
     from ..snapshot.format import MESSAGES
 
     name = options.run.chat_template
     if name is None or name == MESSAGES:
-        return None
+        return None, options
     from ..engine.chat_template import load_chat_template
 
     candidate = Path(name)
     try:
-        return load_chat_template(str(candidate) if candidate.exists() else name)
+        template = load_chat_template(str(candidate) if candidate.exists() else name)
     except EvalTaskError as exc:
         raise pytest.UsageError(f"--evaltasks-chat-template: {exc}") from None
+    digest = hashlib.sha256(
+        f"{template.source}\x00{template.bos_token}\x00{template.eos_token}".encode()
+    ).hexdigest()
+    recorded = _recorded_path(candidate, root) if candidate.exists() else name
+    run = replace(options.run, chat_template=recorded, chat_template_digest=digest)
+    return template, replace(options, run=run)
+
+
+def _recorded_path(path: Path, root: Path) -> str:
+    """A template file as recorded: relative to the root directory, or its name alone."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return resolved.name
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
@@ -127,9 +145,17 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if context is None:
         return None
     options = context.options
+    plan = context.plan
     mode = "update" if options.update else "compare"
+    extra = []
+    if plan.broken:
+        extra.append(f"{len(plan.broken)} broken task modules")
+    if plan.orphans:
+        extra.append(f"{len(plan.orphans)} orphan snapshots")
     return [
-        f"evaltasks: {len(context.pairs)} tasks from {options.spec!r} ({mode} mode)",
+        f"evaltasks: {len(plan.requests)} tasks from {options.spec!r}"
+        + (f" and {', '.join(extra)}" if extra else "")
+        + f" ({mode} mode)",
         f"evaltasks: snapshots in {_shown(options.snapshot_dir)}, data in "
         f"{_shown(options.data_dir)}",
     ]
@@ -171,65 +197,17 @@ def pytest_collection_modifyitems(
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
-    """Tasks checked, docs rendered, snapshots written/unchanged/changed, bumps needed."""
-    context = config.stash.get(CONTEXT_KEY, None)
-    if context is None:
+    """Tasks checked, docs rendered, outcomes, snapshots written, version bumps needed."""
+    if CONTEXT_KEY not in config.stash:
         return
-    results = list(_results(terminalreporter))
-    if not results:
+    summary = RunSummary.from_properties(
+        report.user_properties
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        if getattr(report, "when", None) == "call"
+    )
+    if not summary.results:
         return
-    written = sum(1 for r in results if r.get("written"))
-    unchanged = sum(1 for r in results if r.get("outcome") == "same")
-    changed = sum(
-        1 for r in results if r.get("outcome") in ("changed", "refused") and not r.get("written")
-    )
-    new = sum(1 for r in results if r.get("outcome") == "new" and not r.get("written"))
-    bumps = sorted(r["task"] for r in results if r.get("needs_bump"))
-    docs = sum(int(r.get("docs", 0)) for r in results)
-    writer = terminalreporter
-    writer.section("evaltasks")
-    writer.line(f"{len(results)} tasks checked, {docs} docs rendered")
-    writer.line(
-        f"snapshots: {unchanged} unchanged, {changed} changed, {new} missing, {written} written"
-    )
-    if bumps:
-        many = len(bumps) != 1
-        writer.line(
-            f"{len(bumps)} task{'s' if many else ''} need{'' if many else 's'} a version bump:",
-            red=True,
-        )
-        for name in bumps:
-            writer.line(f"  {name}")
-    if context.options.spec and context.options.spec.strip() == ALL_TASKS:
-        _report_stale_snapshots(writer, context)
-
-
-def _results(reporter: pytest.TerminalReporter) -> Iterator[dict[str, Any]]:
-    """One result per task item, from call-phase reports (works across xdist workers)."""
-    for reports in reporter.stats.values():
-        for report in reports:
-            if getattr(report, "when", None) == "call":
-                result = result_of(report)
-                if result is not None:
-                    yield result
-
-
-def _report_stale_snapshots(writer: pytest.TerminalReporter, context: RunContext) -> None:
-    """Snapshot files whose task is no longer registered (never deleted automatically)."""
-    from ..snapshot.format import parse_snapshot
-
-    directory = context.options.snapshot_dir
-    stale: list[str] = []
-    for path in sorted(directory.glob(f"*.{SNAPSHOT_SUFFIX}")) if directory.is_dir() else []:
-        try:
-            recorded = parse_snapshot(path.read_text(encoding="utf-8")).task.get("name", "")
-        except (OSError, UnicodeDecodeError, ValueError):
-            stale.append(f"{path.name} (unreadable)")
-            continue
-        base = recorded.rsplit("|", 1)[0].split("@", 1)[0]
-        if base not in context.registry.configs:
-            stale.append(f"{path.name} (task {base!r})")
-    if stale:
-        writer.line(f"{len(stale)} snapshot files belong to no registered task:", yellow=True)
-        for entry in stale:
-            writer.line(f"  {directory / entry}")
+    terminalreporter.section("evaltasks")
+    for line, colour in summary.lines():
+        terminalreporter.line(line, **({colour: True} if colour else {}))

@@ -1,4 +1,9 @@
-"""pytest nodes: one virtual collector under the session, one item per requested task."""
+"""pytest nodes: one virtual collector under the session, one item per planned check.
+
+`TaskItem` builds a task, fingerprints it, asks the gate, and then passes, writes, or fails with
+a report a reviewer can read. `ModuleItem` fails for a task module that cannot be imported, and
+`OrphanItem` for a snapshot file that no task owns (it deletes it under `--snapshot-update`).
+"""
 
 from __future__ import annotations
 
@@ -9,45 +14,44 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..engine.task import FewShotFromEvalWarning
-from ..engine.task_string import request_label
 from ..errors import EvalTaskError
-from ..snapshot.format import SnapshotFacts, build_snapshot, parse_snapshot
-from ..snapshot.gate import Outcome, Verdict, judge
-from ..snapshot.syrupy_extension import (
-    assert_snapshot,
-    diff_lines,
-    read_snapshot_text,
-    snapshot_filename,
+from ..snapshot.failure import FailureReport, failure_report
+from ..snapshot.format import (
+    DEFAULT_DOCS_SHOWN,
+    BuiltSnapshot,
+    SnapshotFileError,
+    build_snapshot,
+    normalise,
 )
+from ..snapshot.gate import Outcome, Verdict, ids, judge
+from ..snapshot.storage import Recorded, read_recorded, snapshot_filename
+from ..snapshot.syrupy_extension import assert_snapshot
+from .summary import RESULT_KEY, ItemResult
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
     from ..engine.chat_template import ChatTemplate
-    from ..engine.registry import Registry
+    from ..engine.registry import BrokenModule, Registry
     from ..engine.task_string import TaskRequest
     from .options import Options
+    from .plan import Orphan, RunPlan
 
 COLLECTOR_NAME = "evaltasks"
-RESULT_KEY = "evaltasks"
+DETAILS_CAP = 80
+"""Lines of a failure kept in the item's result for the Markdown report."""
 
 
 class EvalTasksWarning(pytest.PytestWarning):
     """Something a task author should look at that does not fail the run."""
 
 
-class SnapshotMismatch(Exception):
-    """A task's snapshot check failed: a headline, then the diff."""
+class CheckFailed(Exception):
+    """A check failed: a headline for summaries, and the body of the report."""
 
-    def __init__(self, headline: str, diff: list[str]) -> None:
-        super().__init__(headline)
-        self.headline = headline
-        self.diff = diff
-
-    def render(self) -> str:
-        """The failure text pytest shows."""
-        return "\n".join([self.headline, *self.diff])
+    def __init__(self, report: FailureReport) -> None:
+        super().__init__(report.headline)
+        self.report = report
 
 
 @dataclass(frozen=True)
@@ -56,8 +60,11 @@ class RunContext:
 
     options: Options
     registry: Registry
-    pairs: list[tuple[str, TaskRequest]]
+    plan: RunPlan
     template: ChatTemplate | None
+
+
+CONTEXT_KEY = pytest.StashKey[RunContext]()
 
 
 class _ItemObject:
@@ -69,35 +76,37 @@ class _ItemObject:
 
 
 class EvalTasksCollector(pytest.Collector):
-    """The one virtual collector that yields an item per requested task."""
+    """The one virtual collector that yields an item per planned check."""
 
     def __init__(self, *, context: RunContext, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.context = context
 
     def collect(self) -> list[pytest.Item]:
-        """Items in the order the task string asked for them."""
+        """Tasks in the order the task string asked for them, then modules, then orphans."""
+        context = self.context
+        root = self.config.rootpath
         items: list[pytest.Item] = []
-        for task_name, request in self.context.pairs:
-            config = self.context.registry.configs[task_name]
-            key = item_key(task_name, request)
-            item = TaskItem.from_parent(
-                self,
-                name=key,
-                task_name=task_name,
-                request=request,
-                source=_source(config.source_file, self.context.registry.origins[task_name]),
-                line=config.source_line,
-                snapshot_path=self.context.options.snapshot_dir / snapshot_filename(key),
+        for request in context.plan.requests:
+            config = context.registry.configs[request.name]
+            source = _source(config.source_file, context.registry.origins[request.name])
+            items.append(
+                TaskItem.from_parent(
+                    self,
+                    name=request.label,
+                    request=request,
+                    source=source,
+                    line=config.source_line,
+                    snapshot_path=context.options.snapshot_dir / snapshot_filename(request.label),
+                )
             )
+        for module in context.plan.broken:
+            items.append(ModuleItem.from_parent(self, name=_relative(module.path, root), module=module))
+        for orphan in context.plan.orphans:
+            items.append(OrphanItem.from_parent(self, name=_relative(orphan.path, root), orphan=orphan))
+        for item in items:
             item.add_marker("evaltask")
-            items.append(item)
         return items
-
-
-def item_key(task_name: str, request: TaskRequest) -> str:
-    """`name@k=v|n`: the task string that reproduces this item, and its identity."""
-    return request_label(task_name, request.num_fewshots, request.metric_params)
 
 
 def _source(recorded: str, module_file: Path) -> Path:
@@ -106,13 +115,59 @@ def _source(recorded: str, module_file: Path) -> Path:
     return path if path.is_file() else module_file
 
 
-class TaskItem(pytest.Item):
+def _relative(path: Path, root: Path) -> str:
+    """`path` relative to the root directory when inside it, as a node name."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+class CheckItem(pytest.Item):
+    """What every evaltasks item shares: a result on its report, and readable failures."""
+
+    source_line: int = 0
+
+    def _start(self, kind: str) -> ItemResult:
+        """A result recorded on the report however the item ends (as `error` until decided)."""
+        result = ItemResult(label=self.name, kind=kind)
+        self._result = result
+        return result
+
+    def _finish(self) -> None:
+        """Attach the result to the report, as JSON."""
+        result = getattr(self, "_result", None)
+        if result is not None:
+            self.user_properties.append((RESULT_KEY, result.to_json()))
+
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
+        """A headline for summaries and `--tb=line`, then the report: no pytest traceback."""
+        error = excinfo.value
+        if isinstance(error, CheckFailed):
+            return _failure_repr(self, error.report)
+        if isinstance(error, EvalTaskError):
+            return _failure_repr(self, engine_failure(error))
+        return super().repr_failure(excinfo, style=style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        """Point at the line of the file the item checks."""
+        return self.path, max(self.source_line - 1, 0), f"evaltask {self.name}"
+
+    def warn_here(self, message: str) -> None:
+        """A warning pointing at the item's file and line (never at this module)."""
+        warnings.warn_explicit(
+            EvalTasksWarning(message), EvalTasksWarning, str(self.path), max(self.source_line, 1)
+        )
+
+
+class TaskItem(CheckItem):
     """Build a task's docs, render every prompt, and check the snapshot and version gate."""
 
     def __init__(
         self,
         *,
-        task_name: str,
         request: TaskRequest,
         source: Path,
         line: int,
@@ -120,112 +175,218 @@ class TaskItem(pytest.Item):
         **kwargs: Any,
     ) -> None:
         super().__init__(path=source, **kwargs)
-        self.task_name = task_name
         self.request = request
         self.source_line = line
         self.snapshot_path = snapshot_path
         self.obj = _ItemObject(self.name)
 
     def runtest(self) -> None:
-        """Render, judge against the recorded snapshot, then compare or write via syrupy."""
+        """Build, judge against the recorded snapshot, then pass, write, or fail."""
+        result = self._start("task")
+        try:
+            self._check(result)
+        finally:
+            self._finish()
+
+    def _check(self, result: ItemResult) -> None:
         context: RunContext = self.config.stash[CONTEXT_KEY]
         options = context.options
-        # A plain dict: reports carry user_properties to the xdist controller.
-        result: dict[str, Any] = {"task": self.name, "docs": 0, "outcome": "", "written": False}
-        self.user_properties.append((RESULT_KEY, result))
-        task = context.registry.make_task(self.task_name, self.request)
-        with warnings.catch_warnings():
-            # The snapshot header carries this warning, and the item repeats it once below.
-            warnings.simplefilter("ignore", FewShotFromEvalWarning)
-            built = build_snapshot(task, options.run, context.template)
-        result["docs"] = built.facts.num_docs
-        old_text, old_facts = self._recorded(options.update)
-        verdict = judge(
-            old_facts, built.facts, self.name, options.update, options.allow_unversioned
-        )
-        result["outcome"] = verdict.outcome.value
-        result["needs_bump"] = verdict.needs_version_bump
-        pool_warnings = built.warnings if task.num_fewshots else []  # unused at 0 shots
-        for message in [*pool_warnings, *verdict.warnings]:
-            warnings.warn(EvalTasksWarning(f"{self.name}: {message}"), stacklevel=1)
-        if verdict.outcome is Outcome.REFUSED:
-            raise SnapshotMismatch(verdict.headline, diff_lines(old_text or "", built.text))
-        ok, diff = assert_snapshot(self, built.text, options.update)
-        if not ok:
-            if verdict.outcome is Outcome.SAME:  # same hashes, but the text itself differs
-                result["outcome"] = Outcome.CHANGED.value
-            raise SnapshotMismatch(_headline(verdict, self.snapshot_path), diff)
-        result["written"] = options.update and verdict.outcome in (Outcome.NEW, Outcome.CHANGED)
+        built = self._build(context)
+        result.docs = built.size
+        try:
+            recorded = read_recorded(self.snapshot_path)
+        except SnapshotFileError as exc:
+            raise CheckFailed(FailureReport(str(exc), [])) from None
+        old = recorded.facts if recorded is not None else None
+        verdict = judge(old, built.facts, options.update, options.allow_unversioned)
+        result.outcome = verdict.outcome
+        result.changed_docs = len(verdict.docs.all)
+        result.version_before = old.version if old is not None else None
+        result.version_after = built.facts.version
+        result.headline = verdict.headline
+        if verdict.content_changed or (verdict.outcome is Outcome.NEW and options.update):
+            self._check_determinism(context, built)
+        shown = options.run.docs_shown
+        recorded_shown = old.docs_shown if old is not None else DEFAULT_DOCS_SHOWN
+        if verdict.record:
+            self._write(built.text(recorded_shown if shown is None else shown), result)
+        elif verdict.passes:
+            self._keep(recorded, built, recorded_shown, shown, result, options.update)
+        else:
+            report = self._report(verdict, recorded, built, recorded_shown)
+            result.details = report.body[:DETAILS_CAP]
+            raise CheckFailed(report)
+        self._warn(built, verdict)
 
-    def _recorded(self, update: bool) -> tuple[str | None, SnapshotFacts | None]:
-        """The recorded snapshot text and facts; a corrupted file fails unless updating."""
-        text = read_snapshot_text(self.snapshot_path)
-        problem = None
-        if isinstance(text, UnicodeDecodeError):
-            problem = f"is not valid UTF-8 ({text.reason} at byte {text.start})"
-        elif text is not None:
-            try:
-                return text, parse_snapshot(text)
-            except ValueError as exc:
-                problem = f"cannot be read: {exc}"
-        if problem is None:
-            return None, None
-        message = f"snapshot file {self.snapshot_path} {problem}"
-        if not update:
-            raise SnapshotMismatch(
-                message + "; restore it from version control or rewrite it with --snapshot-update",
-                [],
+    def _build(self, context: RunContext) -> BuiltSnapshot:
+        """This run's task, fingerprinted."""
+        task = context.registry.make_task(self.request)
+        result = task.build(context.options.run.max_samples)
+        return build_snapshot(task, result, context.options.run, context.template)
+
+    def _check_determinism(self, context: RunContext, built: BuiltSnapshot) -> None:
+        """Build the task a second time: a change that is not reproducible is not a change."""
+        again = self._build(context).facts.doc_hashes
+        differ = [label for label, digest in built.facts.doc_hashes.items() if again.get(label) != digest]
+        if not differ:
+            return
+        raise CheckFailed(
+            FailureReport(
+                f"{self.name}: nondeterministic prompt function: two builds in the same run "
+                f"differ in {len(differ)} docs ({ids(differ)})",
+                [
+                    "The prompt function (or its hf_filter) gives different docs for the same "
+                    "rows on each build, so no snapshot can hold its prompts.",
+                    "Draw randomness only from the global `random` or `numpy.random` "
+                    "(seeded to 1234 while a task is built, as lighteval seeds them), or from a "
+                    "generator with a fixed seed.",
+                ],
             )
-        warnings.warn(EvalTasksWarning(message + "; rewriting it"), stacklevel=1)
-        return None, None
-
-    def repr_failure(
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
-    ) -> str | TerminalRepr:
-        """A short headline and the diff, not a traceback through pytest."""
-        if isinstance(excinfo.value, SnapshotMismatch):
-            return excinfo.value.render()
-        if isinstance(excinfo.value, EvalTaskError):
-            return _engine_error(excinfo.value)
-        return super().repr_failure(excinfo, style=style)
-
-    def reportinfo(self) -> tuple[Path, int, str]:
-        """Point at the line of the task file that created the config."""
-        return self.path, max(self.source_line - 1, 0), f"evaltask {self.name}"
-
-
-def _headline(verdict: Verdict, snapshot_path: Path) -> str:
-    """The first line of a failed comparison."""
-    if verdict.outcome is Outcome.NEW:
-        return (
-            f"{verdict.headline} ({snapshot_path}); review the prompts below and record "
-            f"them with --snapshot-update"
         )
-    return verdict.headline or f"snapshot {snapshot_path} does not match"
+
+    def _write(self, text: str, result: ItemResult) -> None:
+        """Record `text` through syrupy (an atomic write)."""
+        assert_snapshot(self, text, update=True)
+        result.written = True
+
+    def _keep(
+        self,
+        recorded: Recorded | None,
+        built: BuiltSnapshot,
+        recorded_shown: int,
+        shown: int | None,
+        result: ItemResult,
+        update: bool,
+    ) -> None:
+        """Content unchanged: check that the file still reads as this run lays it out."""
+        assert recorded is not None
+        if normalise(recorded.text) != built.text(recorded_shown):
+            if update:
+                self._write(built.text(recorded_shown if shown is None else shown), result)
+                return
+            raise CheckFailed(
+                failure_report(
+                    Verdict(
+                        Outcome.UNCHANGED,
+                        f"{self.name}: the snapshot file's text differs from what this run lays "
+                        f"out, though its content matches (edited by hand?); restore it, or "
+                        f"rewrite it with --snapshot-update",
+                    ),
+                    normalise(recorded.text),
+                    built.text(recorded_shown),
+                    lambda label: None,
+                )
+            )
+        if update and shown is not None and shown != recorded_shown:
+            self._write(built.text(shown), result)  # a new layout: presentation only
+            return
+        assert_snapshot(self, normalise(recorded.text), update=False)
+
+    def _report(
+        self, verdict: Verdict, recorded: Recorded | None, built: BuiltSnapshot, shown: int
+    ) -> FailureReport:
+        """The readable failure, comparing texts laid out alike."""
+
+        def block_of(label: str) -> str | None:
+            position = built.position_of(label)
+            return built.doc_block(position) if position is not None else None
+
+        old_text = normalise(recorded.text) if recorded is not None else None
+        return failure_report(
+            verdict, old_text, built.text(shown), block_of, self.config.get_verbosity()
+        )
+
+    def _warn(self, built: BuiltSnapshot, verdict: Verdict) -> None:
+        """Warnings come last, after any write: `-W error` must not undo a recorded snapshot."""
+        pool_warning = built.result.pool_warning
+        for message in [*([pool_warning] if pool_warning else []), *verdict.warnings]:
+            self.warn_here(message)
 
 
-def _engine_error(error: EvalTaskError) -> str:
-    """An engine error with the cause chain it carries (e.g. the prompt function's traceback)."""
+class ModuleItem(CheckItem):
+    """A task module that failed to import: its tasks are unknown, so the run fails."""
+
+    def __init__(self, *, module: BrokenModule, **kwargs: Any) -> None:
+        super().__init__(path=module.path, **kwargs)
+        self.module = module
+
+    def runtest(self) -> None:
+        """Fail with the import error."""
+        result = self._start("module")
+        result.headline = f"task module {self.name} failed to import"
+        try:
+            raise CheckFailed(
+                FailureReport(
+                    f"{result.headline}; its tasks are not checked. Fix the error (or keep "
+                    f"the file out of the task folder):",
+                    self.module.error.rstrip().split("\n"),
+                )
+            )
+        finally:
+            self._finish()
+
+
+class OrphanItem(CheckItem):
+    """A snapshot file that belongs to no registered task."""
+
+    def __init__(self, *, orphan: Orphan, **kwargs: Any) -> None:
+        super().__init__(path=orphan.path, **kwargs)
+        self.orphan = orphan
+
+    def runtest(self) -> None:
+        """Fail, or under `--snapshot-update` delete the file when no task module is broken."""
+        context: RunContext = self.config.stash[CONTEXT_KEY]
+        result = self._start("orphan")
+        result.outcome = Outcome.ORPHAN
+        result.headline = f"orphan snapshot {self.name}: it {self.orphan.reason}"
+        try:
+            self._check(context, result)
+        finally:
+            self._finish()
+
+    def _check(self, context: RunContext, result: ItemResult) -> None:
+        if context.options.update and self.orphan.label is not None:
+            if context.plan.broken:
+                raise CheckFailed(
+                    FailureReport(
+                        f"{result.headline}; not deleted, because a task module failed to "
+                        f"import and may own it",
+                        [],
+                    )
+                )
+            self.orphan.path.unlink(missing_ok=True)
+            result.deleted = True
+            return
+        advice = (
+            "delete it by hand (it is not a snapshot this version can read)"
+            if self.orphan.label is None
+            else "delete it with --snapshot-update, or restore its task"
+        )
+        raise CheckFailed(FailureReport(f"{result.headline}; {advice}", []))
+
+
+def engine_failure(error: EvalTaskError) -> FailureReport:
+    """An engine error with the cause it carries (e.g. the prompt function's traceback)."""
     import traceback
 
-    lines = [f"{type(error).__name__}: {error}"]
+    message = str(error)
+    headline, _, rest = message.partition("\n")
+    body = rest.split("\n") if rest else []
     cause = error.__cause__
     if cause is not None:
-        lines.append("")
-        lines.append("caused by:")
-        lines.extend(
+        body += ["", "caused by:"]
+        body += [
             line.rstrip("\n")
             for line in traceback.format_exception(type(cause), cause, cause.__traceback__)
-        )
-    return "\n".join(lines)
+        ]
+    return FailureReport(f"{type(error).__name__}: {headline}", body)
 
 
-def result_of(report: pytest.TestReport) -> dict[str, Any] | None:
-    """The figures an item attached to its report (it may come from an xdist worker)."""
-    for key, value in report.user_properties:
-        if key == RESULT_KEY and isinstance(value, dict):
-            return value
-    return None
+def _failure_repr(item: CheckItem, report: FailureReport) -> TerminalRepr:
+    """pytest's own failure shape with our text: `--tb=line` and the short summary then show
+    the headline alone, and xdist carries it to the controller intact."""
+    from _pytest._code.code import ReprExceptionInfo, ReprFileLocation, ReprTracebackNative
 
-
-CONTEXT_KEY = pytest.StashKey[RunContext]()
+    text = "\n".join([report.headline, *report.body]) + "\n"
+    crash = ReprFileLocation(str(item.path), max(item.source_line, 1), report.headline)
+    return ReprExceptionInfo(reprtraceback=ReprTracebackNative([text]), reprcrash=crash)

@@ -107,7 +107,7 @@ def resolve_options(config: pytest.Config) -> Options:
         run=RunSettings(
             system_prompt=opt.evaltasks_system_prompt,
             chat_template=opt.evaltasks_chat_template,
-            docs_shown=3 if docs is None else docs,
+            docs_shown=docs,
             max_samples=max_samples,
         ),
         list_tasks=bool(opt.evaltasks_list),

@@ -1,49 +1,51 @@
 """The per-task snapshot file: what a reviewer reads, and what the version gate compares.
 
-Pure functions, no pytest: `build_snapshot` renders every doc of a task and returns its
-text; `parse_snapshot` reads the recorded fields back. The file is plain UTF-8:
+Pure functions, no pytest. `build_snapshot` fingerprints a task's finished docs and returns the
+facts the gate compares; the text is laid out only when it is needed (to write it, or to show
+a diff). `parse_snapshot` reads the facts back, whatever line endings the file came with.
 
-    header sections   task coordinates and settings, one `key: value` per line
-    [doc hashes]      one short hash per doc, sorted by doc label, so a diff names the docs
-    [doc N]           the first few docs in full: prompt exactly as sent, choices, golds
+    [task]           the task's coordinates and settings: a change here is a content change
+    [settings]       run options that shape the rendered prompts (system prompt, template)
+    [layout]         presentation only (docs shown in full): never a reason to pass or fail
+    [fingerprint]    one hash over every doc hash
+    [doc hashes]     one hash per doc, sorted by label, so a change names its docs
+    [doc N of M]     the first docs in full: the prompt exactly as sent, choices, golds
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..engine.rendering import plain_prompt_head, plain_prompt_query, render_messages, render_plain
+from ..engine.metrics import metric_identity
+from ..engine.rendering import render_messages, render_plain
+from .canonical import plain_value
+from .fingerprint import DocHasher, fingerprint
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.doc import Doc
-    from ..engine.task import Task
+    from ..engine.task import Task, TaskResult
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """Bump when anything that goes into the file or a hash changes; never a prompt change."""
+
+FIRST_LINE = "# pytest-evaltasks snapshot, format"
 
 MESSAGES = "messages"
 """`--evaltasks-chat-template messages`: record the chat-API message list, not a template."""
 
-CONTENT_KEYS = (
-    "dataset",
-    "data_files",
-    "evaluation_splits",
-    "few_shots_split",
-    "few_shots_select",
-    "num_fewshots",
-    "generation_size",
-    "stop_sequences",
-    "num_samples",
-    "metrics",
-    "metric_params",
-)
-"""Task header fields whose change is a content change (the version gate watches them)."""
+DEFAULT_DOCS_SHOWN = 3
+
+IDENTITY_KEYS = frozenset({"name", "version"})
+"""`[task]` keys that are not content: the task's name, and the version the gate reads."""
+
+
+class SnapshotFileError(ValueError):
+    """A snapshot file that cannot be read back: corrupted, truncated, or mid-merge."""
 
 
 @dataclass(frozen=True)
@@ -52,12 +54,14 @@ class RunSettings:
 
     system_prompt: str | None = None
     chat_template: str | None = None
-    docs_shown: int = 3
-    max_samples: int | None = None
+    """The template as recorded: a bundled name, `messages`, or a path relative to the root."""
     chat_template_digest: str | None = None
+    max_samples: int | None = None
+    docs_shown: int | None = None
+    """Docs shown in full; None: as recorded in the snapshot, or 3 for a new one."""
 
     def recorded(self) -> dict[str, str]:
-        """The settings as the file records them.
+        """The `[settings]` section.
 
         A chat template is recorded with a digest of its source, so an edited template file is
         reported as a settings change, never as an unversioned prompt change of the task.
@@ -68,129 +72,133 @@ class RunSettings:
         return {
             "system_prompt": _json(self.system_prompt),
             "chat_template": template,
-            "docs_shown": str(self.docs_shown),
             "max_samples": "all" if self.max_samples is None else str(self.max_samples),
         }
 
 
-@dataclass
+@dataclass(frozen=True)
 class SnapshotFacts:
-    """What the gate and the summary need, without re-reading the text."""
+    """What the gate and the summary compare, without the text."""
 
     format_version: int
     task: dict[str, str]
     settings: dict[str, str]
+    layout: dict[str, str]
     doc_hashes: dict[str, str]
-    num_docs: int = 0
+
+    @property
+    def label(self) -> str:
+        """The task string of the snapshot's item, e.g. `mmlu:anatomy|5`."""
+        return self.task.get("name", "")
 
     @property
     def version(self) -> str:
-        """The task version as recorded."""
+        """The task version as recorded (JSON: `0`, or `"1.2"`)."""
         return self.task.get("version", "")
 
+    @property
+    def docs_shown(self) -> int:
+        """Docs laid out in full in the file."""
+        value = self.layout.get("docs_shown", "")
+        return int(value) if value.isdigit() else DEFAULT_DOCS_SHOWN
+
+    @property
+    def max_samples(self) -> str:
+        """`all`, or the number of docs rendered."""
+        return self.settings.get("max_samples", "all")
+
     def content(self) -> dict[str, str]:
-        """The task fields the version gate treats as content."""
-        return {key: self.task.get(key, "") for key in CONTENT_KEYS}
+        """The `[task]` fields whose change is a content change."""
+        return {key: value for key, value in self.task.items() if key not in IDENTITY_KEYS}
 
 
-@dataclass
 class BuiltSnapshot:
-    """The snapshot text of one task run and the facts it records."""
+    """One task run, fingerprinted; its text is laid out on demand."""
 
-    text: str
-    facts: SnapshotFacts
-    warnings: list[str] = field(default_factory=list)
+    def __init__(
+        self,
+        task: Task,
+        result: TaskResult,
+        settings: RunSettings,
+        template: ChatTemplate | None,
+    ) -> None:
+        self.task = task
+        self.result = result
+        self.settings = settings
+        self.template = template
+        hasher = DocHasher()
+        hashes = {label: hasher.digest(doc) for label, doc in result.docs}
+        self.facts = SnapshotFacts(
+            format_version=FORMAT_VERSION,
+            task=task_header(task, result),
+            settings=settings.recorded(),
+            layout={},
+            doc_hashes=dict(sorted(hashes.items(), key=lambda item: label_key(item[0]))),
+        )
+
+    def text(self, docs_shown: int) -> str:
+        """The whole file, with the first `docs_shown` docs in full."""
+        facts = self.facts
+        shown = [self.doc_block(position) for position in range(min(docs_shown, self.size))]
+        return layout(facts, docs_shown, shown)
+
+    @property
+    def size(self) -> int:
+        """Docs rendered."""
+        return len(self.result.docs)
+
+    def position_of(self, label: str) -> int | None:
+        """A doc's position in evaluation order."""
+        for position, (candidate, _) in enumerate(self.result.docs):
+            if candidate == label:
+                return position
+        return None
+
+    def doc_block(self, position: int) -> str:
+        """One doc in full: ids, the prompt exactly as sent, choices and golds."""
+        label, doc = self.result.docs[position]
+        settings = self.settings
+        lines = [f"[doc {position + 1} of {self.size}] id={label}", *doc_field_lines(doc)]
+        lines.append("--- prompt (plain text) ---")
+        lines.extend(quoted(render_plain(doc, settings.system_prompt)))
+        chat = self._chat(doc)
+        if isinstance(chat, list):
+            lines.append("--- prompt (chat messages) ---")
+            for message in chat:
+                lines.append(f"<{message['role']}>")
+                lines.extend(quoted(message["content"]))
+        elif chat is not None:
+            lines.append(f"--- prompt (chat template {settings.chat_template}) ---")
+            lines.extend(quoted(chat))
+        lines.append("--- end ---")
+        return "\n".join(lines)
+
+    def _chat(self, doc: Doc) -> str | list[dict[str, str]] | None:
+        """The doc through the run's chat rendering, if any."""
+        if self.settings.chat_template == MESSAGES:
+            return render_messages(doc, self.settings.system_prompt)
+        if self.template is None:
+            return None
+        from ..engine.chat_template import apply_chat_template
+
+        return apply_chat_template(self.template, render_messages(doc, self.settings.system_prompt))
 
 
 def build_snapshot(
     task: Task,
+    result: TaskResult,
     settings: RunSettings,
     template: ChatTemplate | None = None,
 ) -> BuiltSnapshot:
-    """Render every doc of `task` and lay out its snapshot file."""
-    from ..engine.chat_template import apply_chat_template
-
-    labelled = task.labelled_docs(settings.max_samples)
-    system_prompt = settings.system_prompt
-    heads = PromptHeads(system_prompt)
-    hashes: dict[str, str] = {}
-    shown: list[str] = []
-    shortfall = 0
-    for position, (label, doc) in enumerate(labelled):
-        chat: str | list[dict[str, str]] | None = None
-        if settings.chat_template == MESSAGES:
-            chat = render_messages(doc, system_prompt)
-        elif template is not None:
-            chat = apply_chat_template(template, render_messages(doc, system_prompt))
-        hashes[label] = doc_hash(heads.digest(doc), chat, doc)
-        if len(doc.fewshot_samples) < task.num_fewshots:
-            shortfall += 1
-        if position < settings.docs_shown:
-            plain = render_plain(doc, system_prompt)
-            shown.append(_doc_block(position, len(labelled), label, doc, plain, chat, settings))
-    task_fields = task_header(task, len(labelled), shortfall)
-    facts = SnapshotFacts(
-        format_version=FORMAT_VERSION,
-        task=task_fields,
-        settings=settings.recorded(),
-        doc_hashes=dict(sorted(hashes.items(), key=lambda item: _label_key(item[0]))),
-        num_docs=len(labelled),
-    )
-    text = _layout(facts, shown)
-    warnings = [task_fields["few_shots_warning"]] if "few_shots_warning" in task_fields else []
-    return BuiltSnapshot(text=text, facts=facts, warnings=warnings)
+    """Fingerprint every doc of a finished task run."""
+    return BuiltSnapshot(task, result, settings, template)
 
 
-class PromptHeads:
-    """Hashes of plain prompts, sharing the work for docs with the same instruction and examples.
-
-    A plain prompt is `head + query` (see `rendering.plain_prompt_head`); docs drawing the same
-    examples share the head, so it is rendered and hashed once and its hash state copied. The
-    digest equals that of the whole prompt string: only the work is shared, not the meaning.
-    """
-
-    def __init__(self, system_prompt: str | None) -> None:
-        self.system_prompt = system_prompt
-        self._heads: dict[tuple[Any, ...], Any] = {}
-
-    def digest(self, doc: Doc) -> Any:
-        """A blake2b state that has consumed this doc's whole plain prompt."""
-        # Example docs are the sampler's cached pool, alive for the whole build: ids are stable.
-        key = (doc.instruction, *map(id, doc.fewshot_samples))
-        head = self._heads.get(key)
-        if head is None:
-            text = plain_prompt_head(doc, self.system_prompt)
-            head = self._heads[key] = hashlib.blake2b(text.encode("utf-8"), digest_size=8)
-        state = head.copy()
-        state.update(plain_prompt_query(doc).encode("utf-8"))
-        return state
-
-
-def doc_hash(plain: Any, chat: str | list[dict[str, str]] | None, doc: Doc) -> str:
-    """A short hash of everything a model is sent and scored against for one doc.
-
-    `plain` is a blake2b state that has consumed the plain prompt (see `PromptHeads`).
-    """
-    if isinstance(chat, str):
-        plain.update(b"\x1echat\x1e" + chat.encode("utf-8"))
-    elif chat is not None:
-        for message in chat:
-            plain.update(f"\x1e{message['role']}\x1e{message['content']}".encode())
-    plain.update(f"\x1eanswers\x1e{doc.choices!r}\x1e{doc.gold_index!r}".encode())
-    return str(plain.hexdigest())
-
-
-def fingerprint(doc_hashes: dict[str, str]) -> str:
-    """One hash over every doc's hash: equal fingerprints mean equal prompts for all docs."""
-    lines = "".join(f"{label} {digest}\n" for label, digest in doc_hashes.items())
-    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
-
-
-def task_header(task: Task, rendered: int, shortfall: int) -> dict[str, str]:
-    """The task's own fields, as recorded in the `[task]` section."""
+def task_header(task: Task, result: TaskResult) -> dict[str, str]:
+    """The `[task]` section: the task's own fields, independent of run settings."""
     config = task.config
     header: dict[str, str] = {
-        "name": task.display_name,
+        "name": result.request.label,
         "version": _json(config.version),
         "dataset": f"{config.hf_repo} / {config.hf_subset or 'default'}"
         f" @ {config.hf_revision or 'default revision'}",
@@ -198,95 +206,97 @@ def task_header(task: Task, rendered: int, shortfall: int) -> dict[str, str]:
         "evaluation_splits": ", ".join(config.evaluation_splits),
         "few_shots_split": task.fewshot_split or ", ".join(config.evaluation_splits),
     }
-    if task.fewshot_from_eval:
+    if result.pool_from_eval:
         header["few_shots_warning"] = (
             "WARNING: no few-shot split, so examples come from the evaluation split itself"
-            + (" (unused at 0 shots)" if task.num_fewshots == 0 else "")
+            + (" (unused at 0 shots)" if result.pool_size is None else "")
         )
     header.update(
         {
             "few_shots_select": config.few_shots_select or "balanced",
-            "num_fewshots": str(task.num_fewshots),
+            "num_fewshots": str(result.request.num_fewshots),
             "generation_size": _json(config.generation_size),
             "stop_sequences": _json(list(config.stop_sequence or [])),
             "num_samples": _json(config.num_samples),
-            "metrics": ", ".join(config.metric_names) or "-",
-            "metric_params": _json(task.metric_params) if task.metric_params else "-",
-            "docs": _docs_line(task, rendered),
-            "fewshot_pool": _pool_line(task, shortfall),
+            "metrics": ", ".join(metric_identity(metric) for metric in config.metrics) or "-",
+            "metric_params": _json(dict(result.request.metric_params))
+            if result.request.metric_params
+            else "-",
+            "docs": str(result.num_eval_docs),
+            "fewshot_pool": _pool_line(result),
         }
     )
     return header
 
 
-def _docs_line(task: Task, rendered: int) -> str:
-    """How many docs the task has and how many this run rendered."""
-    total = len(task.eval_docs())
-    return f"{total}" if rendered == total else f"{total} ({rendered} rendered: max_samples)"
-
-
-def _pool_line(task: Task, shortfall: int) -> str:
-    """Pool size, or why there is none; names docs that got fewer examples than asked."""
-    if task.num_fewshots == 0:
+def _pool_line(result: TaskResult) -> str:
+    """Pool size, or why there is none; counts docs that got fewer examples than asked."""
+    if result.pool_size is None:
         return "not loaded (0-shot)"
-    line = f"{len(task.fewshot_docs())} docs"
-    if shortfall:
-        line += f"; {shortfall} docs got fewer than {task.num_fewshots} examples"
+    line = f"{result.pool_size} docs"
+    if result.shortfall:
+        line += f"; {result.shortfall} docs got fewer than {result.request.num_fewshots} examples"
     return line
 
 
-def _doc_block(
-    position: int,
-    total: int,
-    label: str,
-    doc: Doc,
-    plain: str,
-    chat: str | list[dict[str, str]] | None,
-    settings: RunSettings,
-) -> str:
-    """One fully shown doc: ids, the prompt exactly as sent, choices and golds."""
+OPTIONAL_FIELDS = (
+    "instruction",
+    "specific",
+    "unconditioned_query",
+    "original_query",
+    "fewshot_sorting_class",
+    "generation_grammar",
+)
+
+
+def doc_field_lines(doc: Doc) -> list[str]:
+    """The doc's fields a reviewer needs beside its prompt; optional ones only when set."""
     lines = [
-        f"[doc {position + 1} of {total}] id={label}",
         f"fewshot_ids: {', '.join(example.id for example in doc.fewshot_samples) or '-'}",
         f"choices: {_json(doc.choices)}",
         f"gold_index: {_json(doc.gold_index)}",
-        f"golds: {_json(_safe_golds(doc))}",
-        "--- prompt (plain text) ---",
-        *_quoted(plain),
+        f"golds: {_json(doc.get_golds())}",
     ]
-    if isinstance(chat, list):
-        lines.append("--- prompt (chat messages) ---")
-        for message in chat:
-            lines.append(f"<{message['role']}>")
-            lines.extend(_quoted(message["content"]))
-    elif chat is not None:
-        lines.append(f"--- prompt (chat template {settings.chat_template}) ---")
-        lines.extend(_quoted(chat))
-    lines.append("--- end ---")
-    return "\n".join(lines)
-
-
-def _safe_golds(doc: Doc) -> list[Any] | str:
-    """Golds for display; a broken gold index is shown, not raised, here."""
-    try:
-        return doc.get_golds()
-    except (IndexError, TypeError) as exc:
-        return f"<invalid gold_index: {exc}>"
+    for name in OPTIONAL_FIELDS:
+        value = getattr(doc, name)
+        if value is not None:
+            lines.append(f"{name}: {_json(value)}")
+    if doc.images:
+        lines.append(f"images: {len(doc.images)}")
+    methods = [str(getattr(method, "value", method)) for method in doc.sampling_methods]
+    lines.append(
+        f"sampling: {', '.join(methods) or '-'}; generation_size {_json(doc.generation_size)}; "
+        f"stop {_json(doc.stop_sequences)}; num_samples {doc.num_samples}; "
+        f"use_logits {_json(doc.use_logits)}"
+    )
+    return lines
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_TRAILING_SPACES = re.compile(r" +$")
+VISIBLE_SPACE = "\u2420"
+"""Trailing spaces of a prompt line are shown as `␠`, so no editor or checkout can strip them."""
 
 
-def _quoted(text: str) -> list[str]:
-    """Each line behind `| `, so leading/trailing blank lines and indentation stay visible."""
+def quoted(text: str) -> list[str]:
+    """Each line behind `| `: leading and trailing blank lines and indentation stay visible.
+
+    Control characters are written as `\\xNN` and trailing spaces as `␠`: every character a
+    reviewer cannot see, or a tool could strip, is visible.
+    """
     visible = _CONTROL.sub(lambda match: f"\\x{ord(match.group()):02x}", text)
-    return ["|" + (" " + line if line else "") for line in visible.split("\n")]
+    visible = visible.encode("utf-8", "backslashreplace").decode("utf-8")  # lone surrogates
+    lines = []
+    for line in visible.split("\n"):
+        line = _TRAILING_SPACES.sub(lambda match: VISIBLE_SPACE * len(match.group()), line)
+        lines.append("|" + (" " + line if line else ""))
+    return lines
 
 
-def _layout(facts: SnapshotFacts, shown: Sequence[str]) -> str:
-    """The whole file."""
+def layout(facts: SnapshotFacts, docs_shown: int, shown: Sequence[str]) -> str:
+    """The whole file, always with LF line endings."""
     parts = [
-        f"# pytest-evaltasks snapshot, format {facts.format_version}",
+        f"{FIRST_LINE} {facts.format_version}",
         "# Generated by `pytest --evaltasks ... --snapshot-update`. Review the diff like code.",
         "",
         "[task]",
@@ -295,8 +305,11 @@ def _layout(facts: SnapshotFacts, shown: Sequence[str]) -> str:
         "[settings]",
         *(f"{key}: {value}" for key, value in facts.settings.items()),
         "",
+        "[layout]",
+        f"docs_shown: {docs_shown}",
+        "",
         "[fingerprint]",
-        f"prompts: sha256:{fingerprint(facts.doc_hashes)}",
+        f"content: sha256:{fingerprint(facts.doc_hashes)}",
         "",
         f"[doc hashes] {len(facts.doc_hashes)} docs, by id",
         *(f"{label} {digest}" for label, digest in facts.doc_hashes.items()),
@@ -306,16 +319,35 @@ def _layout(facts: SnapshotFacts, shown: Sequence[str]) -> str:
     return "\n".join(parts) + "\n"
 
 
+_CONFLICT = re.compile(r"^(<{7} |={7}$|>{7} )", re.MULTILINE)
+
+
+def normalise(text: str) -> str:
+    """The text as compared: LF line endings, no trailing spaces, one final newline."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).rstrip("\n") + "\n"
+
+
 def parse_snapshot(text: str) -> SnapshotFacts:
-    """Read back the header, settings and doc hashes; tolerant of unknown lines."""
-    match = re.match(r"# pytest-evaltasks snapshot, format (\d+)", text)
+    """Read back the recorded sections; tolerant of CRLF, trailing spaces, no final newline."""
+    text = normalise(text)
+    conflict = _CONFLICT.search(text)
+    if conflict is not None:
+        line = text.count("\n", 0, conflict.start()) + 1
+        raise SnapshotFileError(
+            f"has unresolved git conflict markers (line {line}): resolve the conflict, or "
+            f"delete the file and record it again with --snapshot-update"
+        )
+    match = re.match(re.escape(FIRST_LINE) + r" (\d+)\n", text)
     if match is None:
-        raise ValueError("not a pytest-evaltasks snapshot (missing its first line)")
-    sections: dict[str, dict[str, str]] = {"task": {}, "settings": {}, "hashes": {}}
+        raise SnapshotFileError("is not a pytest-evaltasks snapshot (its first line is missing)")
+    sections: dict[str, dict[str, str]] = {"task": {}, "settings": {}, "layout": {}, "hashes": {}}
     current: str | None = None
     for line in text.split("\n"):
         if line.startswith("["):
             current = _section_name(line)
+            if current is None and line.startswith("[doc "):
+                break  # the docs shown in full: nothing more is parsed
             continue
         if current is None or not line:
             continue
@@ -326,27 +358,43 @@ def parse_snapshot(text: str) -> SnapshotFacts:
             key, sep, value = line.partition(": ")
             if sep:
                 sections[current][key] = value
+            elif line.endswith(":"):
+                sections[current][line[:-1]] = ""
+    if int(match.group(1)) == FORMAT_VERSION and "version" not in sections["task"]:
+        raise SnapshotFileError("has no [task] section with a version: it is truncated or edited")
     return SnapshotFacts(
         format_version=int(match.group(1)),
         task=sections["task"],
         settings=sections["settings"],
+        layout=sections["layout"],
         doc_hashes=sections["hashes"],
-        num_docs=len(sections["hashes"]),
     )
 
 
+def shown_blocks(text: str) -> dict[str, list[str]]:
+    """The docs shown in full in a snapshot text, by label, as lines."""
+    blocks: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in normalise(text).split("\n"):
+        if line.startswith("[doc ") and "] id=" in line:
+            current = blocks.setdefault(line.partition("] id=")[2], [])
+        if current is not None:
+            current.append(line)
+            if line == "--- end ---":
+                current = None
+    return blocks
+
+
 def _section_name(line: str) -> str | None:
-    """Which parsed section a `[...]` line opens; doc blocks end the parsed part."""
-    if line == "[task]":
-        return "task"
-    if line == "[settings]":
-        return "settings"
+    """Which parsed section a `[...]` line opens."""
+    if line in ("[task]", "[settings]", "[layout]"):
+        return line[1:-1]
     if line.startswith("[doc hashes]"):
         return "hashes"
     return None
 
 
-def _label_key(label: str) -> tuple[str, int, str]:
+def label_key(label: str) -> tuple[str, int, str]:
     """Sort `12` before `100`, and `split/3` labels by split then number."""
     split, _, ident = label.rpartition("/")
     return (split, int(ident), "") if ident.isdigit() else (split, -1, ident)
@@ -357,6 +405,10 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=_name_of)
 
 
-def _name_of(value: Any) -> str:
-    """JSON fallback: callables by qualified name (a repr would hold a memory address)."""
-    return str(getattr(value, "__qualname__", None) or type(value).__name__)
+def _name_of(value: Any) -> Any:
+    """JSON fallback: the canonical plain value, else a callable's qualified name (a repr would
+    hold a memory address)."""
+    try:
+        return plain_value(value)
+    except TypeError:
+        return str(getattr(value, "__qualname__", None) or type(value).__name__)

@@ -1,139 +1,260 @@
-"""The regression gate: a prompt that changed while the task's `version` stayed is refused.
+"""The regression gate: content that changed while the task's `version` did not go up is refused.
 
-Pure decision logic over two `SnapshotFacts` (recorded and current), so it can be tested and
-explained without pytest.
+A pure decision over two `SnapshotFacts` (recorded and current), so it can be tested and
+explained without pytest. Content (the `[task]` fields and the doc hashes) is always compared,
+whatever the run settings: a changed setting is named as such, and never masks a content change.
+Presentation (`[layout]`) never decides anything.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from .format import FORMAT_VERSION, SnapshotFacts
 
-
-class Outcome(Enum):
-    """What the item should do with the snapshot."""
-
-    NEW = "new"  # no snapshot yet: syrupy creates it (update) or reports it missing
-    SAME = "same"  # nothing changed
-    CHANGED = "changed"  # a versioned change: a reviewable diff (compare) or a write (update)
-    REFUSED = "refused"  # unversioned content change, or settings mismatch in compare mode
+IDS_IN_HEADLINE = 5
 
 
-@dataclass
+class Outcome(StrEnum):
+    """What a task item found; one per item, so every item counts in exactly one bucket."""
+
+    UNCHANGED = "unchanged"
+    VERSIONED = "changed and versioned"
+    UNVERSIONED = "changed without a version bump"
+    SETTINGS = "run settings changed"
+    FORMAT = "snapshot format changed"
+    NEW = "new"
+    ORPHAN = "orphan"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class DocChanges:
+    """Doc labels whose hash differs, that are new, or that are gone."""
+
+    changed: list[str] = field(default_factory=list)
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    compared: int = 0
+    """Docs compared: all of them, or those both sides rendered when `max_samples` differs."""
+
+    @property
+    def all(self) -> list[str]:
+        """Every label that differs, changed first."""
+        return [*self.changed, *self.added, *self.removed]
+
+    def describe(self) -> str:
+        """`3 of 135 docs changed (ids 4, 7, 9)`, plus added and removed counts."""
+        parts: list[str] = []
+        if self.changed:
+            parts.append(f"{len(self.changed)} of {self.compared} docs changed ({ids(self.changed)})")
+        if self.added:
+            parts.append(f"{len(self.added)} docs added ({ids(self.added)})")
+        if self.removed:
+            parts.append(f"{len(self.removed)} docs removed ({ids(self.removed)})")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
 class Verdict:
-    """The gate's decision, with a message that says what changed and what to do."""
+    """The gate's decision, with what changed and a headline that says what to do."""
 
     outcome: Outcome
-    headline: str = ""
-    changed_docs: list[str] = field(default_factory=list)
-    needs_version_bump: bool = False
+    headline: str
+    record: bool = False
+    """Update mode: write this run's snapshot."""
+    passes: bool = False
+    """The item passes (after the write, when `record`)."""
+    docs: DocChanges = field(default_factory=DocChanges)
+    fields: list[str] = field(default_factory=list)
+    """`[task]` fields that changed, as `key: old -> new`."""
+    settings: list[str] = field(default_factory=list)
+    """Run settings that changed, as `key: old -> new`."""
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def content_changed(self) -> bool:
+        """A doc or a `[task]` field differs."""
+        return bool(self.fields or self.docs.all)
 
 
 def judge(
     old: SnapshotFacts | None,
     new: SnapshotFacts,
-    task_name: str,
     update: bool,
     allow_unversioned: bool = False,
 ) -> Verdict:
     """Compare the recorded snapshot with this run's, in compare or update mode."""
+    label = new.label
     if old is None:
-        return Verdict(Outcome.NEW, f"{task_name}: new task, no snapshot recorded yet")
-    if old.format_version != FORMAT_VERSION:
-        return _format_change(old, task_name, update)
-    settings = _differences(old.settings, new.settings)
-    if settings and not update:
+        advice = "recording it" if update else "review it below, then record it with --snapshot-update"
         return Verdict(
-            Outcome.REFUSED,
-            f"{task_name}: this run's settings differ from the recorded ones "
-            f"({'; '.join(settings)}). This is not a prompt change: rerun with the recorded "
-            f"settings, or record the new ones with --snapshot-update.",
+            Outcome.NEW, f"{label}: new task, no snapshot recorded yet; {advice}", update, update
         )
-    changed_docs = changed_doc_labels(old.doc_hashes, new.doc_hashes)
-    content = _differences(old.content(), new.content())
-    version_same = old.version == new.version
-    # Header fields do not depend on run settings, so their change always needs a bump; doc
-    # prompts do (a new system prompt changes every prompt), so only without a settings change.
-    if (content or (changed_docs and not settings)) and version_same:
-        return _unversioned(
-            task_name, new.version, changed_docs, content, update, allow_unversioned
+    if old.format_version != FORMAT_VERSION:
+        return _format_change(old, label, update)
+    fields = differences(old.content(), new.content())
+    settings = differences(old.settings, new.settings)
+    docs = compare_docs(old, new)
+    order = version_order(old.version, new.version)
+    if order == 1:
+        return _versioned(old, new, fields, settings, docs, update)
+    if fields or docs.all or order != 0:
+        return _refused(old, new, fields, settings, docs, order, update, allow_unversioned)
+    if settings:
+        advice = (
+            "recording them"
+            if update
+            else "rerun with the recorded settings, or record the new ones with --snapshot-update"
         )
-    if not changed_docs and not content and not settings:
-        if version_same:
-            return Verdict(Outcome.SAME)
-        return _version_only(task_name, old.version, new.version, update)
-    what = _describe_change(changed_docs, content, settings)
+        return Verdict(
+            Outcome.SETTINGS,
+            f"{label}: run settings differ from the recorded ones ({_keys(settings)}); the task's "
+            f"content is unchanged; {advice}",
+            update,
+            update,
+            docs,
+            fields,
+            settings,
+        )
+    return Verdict(Outcome.UNCHANGED, f"{label}: unchanged", False, True, docs)
+
+
+def _versioned(
+    old: SnapshotFacts,
+    new: SnapshotFacts,
+    fields: list[str],
+    settings: list[str],
+    docs: DocChanges,
+    update: bool,
+) -> Verdict:
+    """A change under a greater version: a diff to review, then to record."""
+    what = describe_change(docs, fields, settings) or "no prompt, field or setting changed"
+    headline = f"{new.label}: {what}; version {old.version} -> {new.version}"
+    warnings = [f"version {old.version} -> {new.version} but no content changed"] if (
+        not docs.all and not fields and update
+    ) else []
     return Verdict(
-        Outcome.CHANGED,
-        f"{task_name}: {what}; version {old.version} -> {new.version}"
-        + ("" if update else ". Review the diff, then record it with --snapshot-update."),
-        changed_docs=changed_docs,
+        Outcome.VERSIONED,
+        headline + ("" if update else "; review the diff, then record it with --snapshot-update"),
+        update,
+        update,
+        docs,
+        fields,
+        settings,
+        warnings,
     )
 
 
-def changed_doc_labels(old: dict[str, str], new: dict[str, str]) -> list[str]:
-    """Labels of docs added, removed, or whose hash differs, in the new file's order."""
-    changed = [label for label, digest in new.items() if old.get(label) != digest]
-    changed += [label for label in old if label not in new]
-    return changed
-
-
-def _unversioned(
-    task_name: str,
-    version: str,
-    changed_docs: list[str],
-    content: list[str],
+def _refused(
+    old: SnapshotFacts,
+    new: SnapshotFacts,
+    fields: list[str],
+    settings: list[str],
+    docs: DocChanges,
+    order: int | None,
     update: bool,
     allow_unversioned: bool,
 ) -> Verdict:
-    """Content changed under the same version: the gate's reason to exist."""
-    what = _describe_change(changed_docs, content, [])
+    """Content changed without the version going up: the gate's reason to exist."""
+    what = describe_change(docs, fields, settings) or "no content changed"
+    if order == 0:
+        why = f"its version is still {new.version}"
+        fix = "bump the task's `version` in its config, then run --snapshot-update"
+    elif order is None:
+        why = f"version {old.version} -> {new.version} cannot be ordered"
+        fix = "use integer versions (or dotted numbers) that only go up"
+    else:
+        why = f"its version went down ({old.version} -> {new.version}); versions only go up"
+        fix = f"set a version greater than {old.version}, then run --snapshot-update"
     if allow_unversioned and update:
         return Verdict(
-            Outcome.CHANGED,
-            f"{task_name}: {what} without a version bump (allowed by "
-            f"--evaltasks-allow-unversioned)",
-            changed_docs=changed_docs,
+            Outcome.UNVERSIONED,
+            f"{new.label}: {what} and {why}; recorded anyway (--evaltasks-allow-unversioned)",
+            True,
+            True,
+            docs,
+            fields,
+            settings,
+            [f"recorded a change although {why} (--evaltasks-allow-unversioned)"],
         )
     refusal = "the update is refused" if update else "the snapshot no longer matches"
     return Verdict(
-        Outcome.REFUSED,
-        f"{task_name}: {what}, but its version is still {version}; {refusal}. "
-        f"Bump the task's `version` in its config, then run --snapshot-update "
-        f"(or pass --evaltasks-allow-unversioned to record it anyway).",
-        changed_docs=changed_docs,
-        needs_version_bump=True,
+        Outcome.UNVERSIONED,
+        f"{new.label}: {what}, but {why}; {refusal}: {fix} "
+        f"(or pass --evaltasks-allow-unversioned to record it anyway)",
+        False,
+        False,
+        docs,
+        fields,
+        settings,
     )
 
 
-def _version_only(task_name: str, old: str, new: str, update: bool) -> Verdict:
-    """A bumped version with identical prompts: recordable, but worth a warning."""
-    message = f"{task_name}: version {old} -> {new} but no prompt or setting changed"
-    return Verdict(
-        Outcome.CHANGED,
-        message + ("" if update else "; record it with --snapshot-update"),
-        warnings=[message] if update else [],
-    )
-
-
-def _format_change(old: SnapshotFacts, task_name: str, update: bool) -> Verdict:
+def _format_change(old: SnapshotFacts, label: str, update: bool) -> Verdict:
     """Our own file format moved on: never a prompt change."""
     headline = (
-        f"{task_name}: snapshot written in format {old.format_version}, this "
+        f"{label or old.label}: snapshot written in format {old.format_version}, this "
         f"pytest-evaltasks writes format {FORMAT_VERSION}"
     )
     if update:
-        return Verdict(Outcome.CHANGED, headline + "; rewriting it")
+        return Verdict(Outcome.FORMAT, headline + "; rewriting it", True, True)
     return Verdict(
-        Outcome.REFUSED,
+        Outcome.FORMAT,
         headline + ". This is not a prompt change: run --snapshot-update to rewrite it.",
     )
 
 
-def _differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
+def compare_docs(old: SnapshotFacts, new: SnapshotFacts) -> DocChanges:
+    """Which docs differ; with different `max_samples`, only the docs both sides rendered."""
+    before, after = old.doc_hashes, new.doc_hashes
+    changed = [label for label, digest in after.items() if label in before and before[label] != digest]
+    if old.max_samples != new.max_samples:
+        return DocChanges(changed, compared=sum(1 for label in after if label in before))
+    added = [label for label in after if label not in before]
+    removed = [label for label in before if label not in after]
+    return DocChanges(changed, added, removed, compared=len(after))
+
+
+_DOTTED = re.compile(r"\d+(\.\d+)*")
+
+
+def version_order(old: str, new: str) -> int | None:
+    """1 when `new` is greater, 0 when equal, -1 when smaller, None when they cannot be ordered.
+
+    Versions are ints or strings as the config gives them (recorded as JSON); dotted numbers
+    (`"1.2"`) compare part by part, so `"1.10"` is greater than `"1.9"`.
+    """
+    if old == new:
+        return 0
+    left, right = _version_key(old), _version_key(new)
+    if left is None or right is None:
+        return None
+    return (right > left) - (right < left)
+
+
+def _version_key(recorded: str) -> tuple[int, ...] | None:
+    """A recorded version as a tuple of numbers, or None when it is not numeric."""
+    try:
+        value = json.loads(recorded)
+    except ValueError:
+        value = recorded
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return (value,)
+    if isinstance(value, str) and _DOTTED.fullmatch(value):
+        key = tuple(int(part) for part in value.split("."))
+        while len(key) > 1 and key[-1] == 0:
+            key = key[:-1]
+        return key
+    return None
+
+
+def differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
     """`key: old -> new` for every field that differs."""
     keys = list(dict.fromkeys([*old, *new]))
     return [
@@ -143,14 +264,23 @@ def _differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
     ]
 
 
-def _describe_change(changed_docs: list[str], content: list[str], settings: list[str]) -> str:
-    """A one-line summary: which docs, which header fields, which settings."""
-    parts: list[str] = []
-    if changed_docs:
-        shown = ", ".join(changed_docs[:10]) + (", ..." if len(changed_docs) > 10 else "")
-        parts.append(f"{len(changed_docs)} doc prompt(s) changed (ids {shown})")
-    if content:
-        parts.append("task fields changed (" + "; ".join(content) + ")")
+def describe_change(docs: DocChanges, fields: list[str], settings: list[str]) -> str:
+    """A one-line summary: which docs, which `[task]` fields, which settings."""
+    parts = [docs.describe()] if docs.all else []
+    if fields:
+        parts.append(f"task fields changed ({_keys(fields)})")
     if settings:
-        parts.append("settings changed (" + "; ".join(settings) + ")")
-    return ", ".join(parts) or "nothing changed"
+        parts.append(f"run settings changed ({_keys(settings)})")
+    return ", ".join(part for part in parts if part)
+
+
+def ids(labels: list[str], limit: int = IDS_IN_HEADLINE) -> str:
+    """`ids 1, 2, 3` or `ids 1, 2, 3, ... (+7 more)`."""
+    shown = ", ".join(labels[:limit])
+    more = f", ... (+{len(labels) - limit} more)" if len(labels) > limit else ""
+    return f"id{'s' if len(labels) > 1 else ''} {shown}{more}"
+
+
+def _keys(changes: list[str]) -> str:
+    """The field names of `key: old -> new` lines."""
+    return ", ".join(change.partition(":")[0] for change in changes)

@@ -2,15 +2,12 @@
 
 One single-file text snapshot per task item, at a path the item chooses. Discovery is scoped
 to that one file, so a run over some tasks never flags or deletes another task's snapshot;
-stale files are found by our own check against the registry instead.
+orphaned files are found by our own check against the registry instead. The file itself is
+read and written by `storage` (tolerant reads, atomic writes).
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import re
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,25 +15,12 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.data import Snapshot, SnapshotCollection, SnapshotCollections
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
-from syrupy.terminal import disable_color
+
+from .format import SnapshotFileError, normalise
+from .storage import SNAPSHOT_SUFFIX, read_snapshot_text, write_atomic
 
 if TYPE_CHECKING:
     import pytest
-
-SNAPSHOT_SUFFIX = "txt"
-_UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
-
-
-def snapshot_filename(key: str) -> str:
-    """A file name for an item key that is safe everywhere and never ambiguous.
-
-    The readable part keeps letters, digits and `_`, and folds every other run of characters
-    into `-`; the hash of the exact key keeps `mmlu|5` and `mmlu5` (or `ARC` and `arc` on a
-    case-insensitive disk) apart. No `/` or `..` can survive, so no name escapes the folder.
-    """
-    readable = _UNSAFE.sub("-", key).strip("-")[:80] or "task"
-    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:8]
-    return f"{readable}--{digest}.{SNAPSHOT_SUFFIX}"
 
 
 class TaskLocation(PyTestLocation):
@@ -48,7 +32,7 @@ class TaskLocation(PyTestLocation):
 
 
 class EvalTaskSnapshotExtension(SingleFileSnapshotExtension):
-    """Plain UTF-8 text, one file per task item, written atomically."""
+    """Plain UTF-8 text, one file per task item, written atomically with LF line endings."""
 
     file_extension = SNAPSHOT_SUFFIX
     _write_mode = WriteMode.TEXT
@@ -99,9 +83,12 @@ class EvalTaskSnapshotExtension(SingleFileSnapshotExtension):
     def read_snapshot_data_from_location(
         self, *, snapshot_location: str, snapshot_name: str, session_id: str
     ) -> str | None:
-        """Read as bytes so a corrupted file is reported by us, not as a decode traceback."""
-        data = read_snapshot_text(Path(snapshot_location))
-        return data if isinstance(data, str) else None
+        """The recorded text as compared (LF, no trailing spaces); the item has checked it."""
+        try:
+            text = read_snapshot_text(Path(snapshot_location))
+        except SnapshotFileError:
+            return None
+        return None if text is None else normalise(text)
 
     @classmethod
     def write_snapshot_collection(
@@ -128,46 +115,17 @@ def _item_path_or_none(test_location: PyTestLocation) -> Path | None:
     return path if isinstance(path, Path) else None
 
 
-def read_snapshot_text(path: Path) -> str | UnicodeDecodeError | None:
-    """The recorded text; None when absent; the decode error when the file is corrupted."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return exc
+def syrupy_active(config: pytest.Config) -> bool:
+    """Whether syrupy's plugin is loaded (`-p no:syrupy` blocks it)."""
+    return bool(config.pluginmanager.has_plugin("syrupy"))
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Temp file in the same directory, fsync, then rename over the old file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temp_name, 0o666 & ~_umask())
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    """The process umask (read by setting and restoring it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def assert_snapshot(item: pytest.Item, text: str, update: bool) -> tuple[bool, list[str]]:
-    """Compare (or, in update mode, write) `text` through syrupy; return success and diff.
+def assert_snapshot(item: pytest.Item, text: str, update: bool) -> bool:
+    """Compare (or, in update mode, write) `text` through syrupy, so its report counts it.
 
     The assertion is built here, at the moment of use, the way syrupy's `snapshot` fixture
-    builds it; custom items have no fixtures.
+    builds it; custom items have no fixtures. The item has already decided what to write: in
+    update mode a differing text is written at once.
     """
     assertion = SnapshotAssertion(
         session=item.config._syrupy,  # type: ignore[attr-defined]
@@ -175,14 +133,4 @@ def assert_snapshot(item: pytest.Item, text: str, update: bool) -> tuple[bool, l
         test_location=TaskLocation(item),
         update_snapshots=update,
     )
-    ok = assertion == text
-    if ok:
-        return True, []
-    with disable_color():
-        return False, assertion.get_assert_diff()
-
-
-def diff_lines(old: str, new: str) -> list[str]:
-    """syrupy's diff between two texts, uncoloured: for refusals where nothing is asserted."""
-    with disable_color():
-        return list(EvalTaskSnapshotExtension().diff_lines(new, old))
+    return bool(assertion == text)

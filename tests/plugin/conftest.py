@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evaltasks.snapshot.syrupy_extension import snapshot_filename
+from pytest_evaltasks.snapshot.storage import snapshot_filename
 
 MODULE_TEMPLATE = """\
 from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_evaltasks.snapshot.syrupy_extension import snapshot_filename
+from pytest_evaltasks.snapshot.storage import snapshot_filename
 
 if TYPE_CHECKING:
     from conftest import EvalProject

@@ -1,0 +1,98 @@
+"""Per-item results and the run summary: typed, and serialisable across xdist workers.
+
+Each item attaches one `ItemResult` to its report as JSON (`user_properties`, which xdist sends
+to the controller and JUnit XML records). The terminal summary and the Markdown report are built
+from those results alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+
+from ..snapshot.gate import Outcome
+
+RESULT_KEY = "evaltasks"
+
+
+@dataclass
+class ItemResult:
+    """What one item found and did."""
+
+    label: str
+    kind: str = "task"
+    """`task`, `module` (a task module that failed to import) or `orphan` (a snapshot file)."""
+    outcome: Outcome = Outcome.ERROR
+    docs: int = 0
+    changed_docs: int = 0
+    version_before: str | None = None
+    version_after: str | None = None
+    written: bool = False
+    deleted: bool = False
+    headline: str = ""
+    details: list[str] = field(default_factory=list)
+    """The failure body (capped), for the Markdown report."""
+
+    @property
+    def needs_bump(self) -> bool:
+        """Content changed but the version did not go up."""
+        return self.outcome is Outcome.UNVERSIONED and not self.written
+
+    def to_json(self) -> str:
+        """The result as JSON text."""
+        return json.dumps(asdict(self), ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> ItemResult:
+        """Read back `to_json`."""
+        data = json.loads(text)
+        data["outcome"] = Outcome(data["outcome"])
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """Counts over every item's result; each item in exactly one outcome bucket."""
+
+    results: list[ItemResult]
+
+    @classmethod
+    def from_properties(cls, properties: Iterable[list[tuple[str, object]]]) -> RunSummary:
+        """Results from each report's `user_properties`."""
+        results = [
+            ItemResult.from_json(value)
+            for props in properties
+            for key, value in props
+            if key == RESULT_KEY and isinstance(value, str)
+        ]
+        return cls(results)
+
+    def lines(self) -> list[tuple[str, str | None]]:
+        """The summary as (line, colour) pairs."""
+        results = self.results
+        tasks = [r for r in results if r.kind == "task"]
+        docs = sum(r.docs for r in tasks)
+        lines: list[tuple[str, str | None]] = [
+            (f"{_count(len(tasks), 'task')} checked, {_count(docs, 'doc')} rendered", None)
+        ]
+        counts = Counter(r.outcome for r in results)
+        buckets = ", ".join(f"{counts[o]} {o.value}" for o in Outcome if counts[o])
+        if buckets:
+            lines.append((f"outcomes: {buckets}", None))
+        written = sum(r.written for r in results)
+        deleted = sum(r.deleted for r in results)
+        if written or deleted:
+            lines.append((f"snapshots: {written} written, {deleted} deleted", None))
+        bumps = sorted(r.label for r in results if r.needs_bump)
+        if bumps:
+            verb = "needs" if len(bumps) == 1 else "need"
+            lines.append((f"{_count(len(bumps), 'task')} {verb} a version bump:", "red"))
+            lines += [(f"  {label}", None) for label in bumps]
+        return lines
+
+
+def _count(number: int, noun: str) -> str:
+    """`1 task`, `2 tasks`."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
