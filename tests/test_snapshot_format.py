@@ -1,24 +1,28 @@
-"""Unit tests for the pure snapshot layer: file layout, parsing, hashing, names, and the gate."""
+"""Unit tests for the pure snapshot layer: file layout, parsing, canonical hashing, names."""
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import importlib.util
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from pytest_evaltasks import Registry, render_plain
+from pytest_evaltasks import Doc, Registry
 from pytest_evaltasks.engine.task import FewShotFromEvalWarning
+from pytest_evaltasks.snapshot.canonical import UnencodableValue, canonical
+from pytest_evaltasks.snapshot.fingerprint import DocHasher
 from pytest_evaltasks.snapshot.format import (
     FORMAT_VERSION,
-    PromptHeads,
     RunSettings,
-    SnapshotFacts,
+    SnapshotFileError,
     build_snapshot,
-    doc_hash,
+    normalise,
     parse_snapshot,
+    quoted,
+    shown_blocks,
 )
 from pytest_evaltasks.snapshot.gate import Outcome, judge
 from pytest_evaltasks.snapshot.storage import snapshot_filename
@@ -62,43 +66,82 @@ def make_project(tmp_path: Path, rows: int = 12, **overrides: object) -> Registr
 def snapshot_of(registry: Registry, spec: str = "t|3", settings: RunSettings | None = None):
     """Build the snapshot of the one requested task."""
     (task,) = registry.load(spec)
-    return build_snapshot(task, settings or RunSettings())
+    settings = settings or RunSettings()
+    return build_snapshot(task, task.build(settings.max_samples), settings)
 
 
-@pytest.mark.parametrize("select", ["balanced", "random_sampling"])
-def test_head_digest_equals_hash_of_the_whole_prompt(select: str, tmp_path: Path) -> None:
-    registry = make_project(tmp_path, INSTRUCTION="Answer.\n\n", SELECT=select)
-    (task,) = registry.load("t|3")
-    heads = PromptHeads("system")
-    for doc in task.get_docs():
-        whole = hashlib.blake2b(render_plain(doc, "system").encode(), digest_size=8)
-        assert heads.digest(doc).hexdigest() == whole.hexdigest()
-        whole = hashlib.blake2b(render_plain(doc, "system").encode(), digest_size=8)
-        assert doc_hash(heads.digest(doc), None, doc) == doc_hash(whole, None, doc)
+def doc_digest(doc: Doc) -> str:
+    """One doc's hash, on its own."""
+    return DocHasher().digest(doc)
 
 
 def test_parse_reads_back_what_build_wrote(tmp_path: Path) -> None:
     built = snapshot_of(make_project(tmp_path))
-    parsed = parse_snapshot(built.text)
+    parsed = parse_snapshot(built.text(3))
     assert parsed.format_version == FORMAT_VERSION
     assert parsed.task == built.facts.task
     assert parsed.settings == built.facts.settings
     assert parsed.doc_hashes == built.facts.doc_hashes
+    assert parsed.docs_shown == 3
     assert list(parsed.doc_hashes) == [str(i) for i in range(12)]  # sorted numerically
     assert parsed.task["name"] == "t|3"
     assert parsed.task["stop_sequences"] == '["\\n"]'
     assert parsed.task["metrics"] == "m"
 
 
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        pytest.param(lambda text: text.replace("\n", "\r\n"), id="crlf"),
+        pytest.param(lambda text: text.rstrip("\n"), id="no-final-newline"),
+        pytest.param(lambda text: text.replace("\n", "  \n"), id="trailing-spaces"),
+        pytest.param(lambda text: text.replace("\n", " \r\n").rstrip(), id="all-of-them"),
+    ],
+)
+def test_parse_is_tolerant_of_line_endings_and_trailing_spaces(
+    tmp_path: Path, mangle: Any
+) -> None:
+    built = snapshot_of(make_project(tmp_path, PREFIX="Q:  "))
+    text = built.text(3)
+    parsed = parse_snapshot(mangle(text))
+    assert parsed.task == built.facts.task
+    assert parsed.version == "0"
+    assert parsed.doc_hashes == built.facts.doc_hashes
+    assert normalise(mangle(text)) == normalise(text)
+
+
+def test_trailing_spaces_of_a_prompt_are_visible_so_no_tool_can_strip_them(tmp_path: Path) -> None:
+    text = snapshot_of(make_project(tmp_path, PREFIX="Q: "), "t|0").text(1)
+    assert "| Q: test 7\n| A:\n" in text
+    spaced = snapshot_of(make_project(tmp_path, PREFIX="Q:  "), "t|0").text(1)
+    assert "| Q:  test 7" in spaced  # inner spaces stay as they are
+    trailing = quoted("Answer: \n  indented  ")
+    assert trailing == ["| Answer:\u2420", "|   indented\u2420\u2420"]
+    assert all(line == line.rstrip() for line in trailing)
+
+
+def test_conflict_markers_are_a_clear_error() -> None:
+    text = "# pytest-evaltasks snapshot, format 2\n<<<<<<< HEAD\n[task]\n=======\n>>>>>>> b\n"
+    with pytest.raises(SnapshotFileError, match="conflict markers .line 2.*resolve the conflict"):
+        parse_snapshot(text)
+
+
+def test_a_snapshot_without_its_task_section_is_an_error_not_an_empty_version() -> None:
+    with pytest.raises(SnapshotFileError, match="no \\[task\\] section"):
+        parse_snapshot("# pytest-evaltasks snapshot, format 2\n\n[settings]\nx: y\n")
+
+
 def test_shown_docs_quote_every_line_and_stop_at_docs_shown(tmp_path: Path) -> None:
-    built = snapshot_of(make_project(tmp_path), settings=RunSettings(docs_shown=2))
-    assert built.text.count("[doc ") == 3  # the hashes section plus two docs
-    assert "--- prompt (plain text) ---\n| Q: train" in built.text
-    assert "\n|\n| Q: train" in built.text  # the blank line between blocks stays visible
+    text = snapshot_of(make_project(tmp_path)).text(2)
+    assert text.count("[doc ") == 3  # the hashes section plus two docs
+    assert "--- prompt (plain text) ---\n| Q: train" in text
+    assert "\n|\n| Q: train" in text  # the blank line between blocks stays visible
+    assert list(shown_blocks(text)) == [label for label, _ in snapshot_of(
+        make_project(tmp_path)).result.docs[:2]]
 
 
 def test_parse_rejects_text_that_is_not_a_snapshot() -> None:
-    with pytest.raises(ValueError, match="not a pytest-evaltasks snapshot"):
+    with pytest.raises(SnapshotFileError, match="not a pytest-evaltasks snapshot"):
         parse_snapshot("hello\n")
 
 
@@ -110,64 +153,127 @@ def test_file_names_are_safe_and_unambiguous() -> None:
         assert name.endswith(".txt")
 
 
-def _facts(hashes: dict[str, str], version: str = "0", **task: str) -> SnapshotFacts:
-    fields = {"version": version, "metrics": "m", **task}
-    return SnapshotFacts(FORMAT_VERSION, fields, {"system_prompt": "null"}, hashes, len(hashes))
-
-
-@pytest.mark.parametrize("update", [False, True])
-def test_gate_refuses_changed_prompts_under_the_same_version(update: bool) -> None:
-    verdict = judge(_facts({"0": "a", "1": "b"}), _facts({"0": "a", "1": "c"}), "t|0", update)
-    assert verdict.outcome is Outcome.REFUSED
-    assert verdict.changed_docs == ["1"]
-    assert verdict.needs_version_bump
-    assert "version" in verdict.headline and "1 doc prompt(s) changed (ids 1)" in verdict.headline
-
-
-def test_gate_lets_a_versioned_change_through_as_a_diff() -> None:
-    verdict = judge(_facts({"0": "a"}), _facts({"0": "b"}, version="1"), "t|0", update=False)
-    assert verdict.outcome is Outcome.CHANGED
-    assert "version 0 -> 1" in verdict.headline
-
-
-def test_gate_treats_header_fields_as_content() -> None:
-    verdict = judge(_facts({"0": "a"}), _facts({"0": "a"}, metrics="other"), "t|0", update=True)
-    assert verdict.outcome is Outcome.REFUSED
-    assert "metrics: m -> other" in verdict.headline
-
-
-def test_gate_allows_unversioned_only_when_asked() -> None:
-    old, new = _facts({"0": "a"}), _facts({"0": "b"})
-    assert judge(old, new, "t|0", update=True, allow_unversioned=True).outcome is Outcome.CHANGED
-    assert judge(old, new, "t|0", update=False, allow_unversioned=True).outcome is Outcome.REFUSED
-
-
-def test_gate_names_a_settings_change_and_never_calls_it_a_prompt_change() -> None:
-    old = _facts({"0": "a"})
-    new = SnapshotFacts(FORMAT_VERSION, old.task, {"system_prompt": '"Be brief."'}, {"0": "b"}, 1)
-    verdict = judge(old, new, "t|0", update=False)
-    assert verdict.outcome is Outcome.REFUSED
-    assert "system_prompt" in verdict.headline and not verdict.needs_version_bump
-
-
-def test_gate_on_format_change_and_version_only_bump() -> None:
-    old = _facts({"0": "a"})
-    legacy = SnapshotFacts(0, old.task, old.settings, {"0": "zzz"}, 1)
-    verdict = judge(legacy, old, "t|0", update=False)
-    assert verdict.outcome is Outcome.REFUSED and not verdict.needs_version_bump
-    assert "not a prompt change" in verdict.headline
-    bumped = judge(old, _facts({"0": "a"}, version="1"), "t|0", update=True)
-    assert bumped.outcome is Outcome.CHANGED and bumped.warnings
-    assert judge(None, old, "t|0", update=False).outcome is Outcome.NEW
-    assert judge(old, _facts({"0": "a"}), "t|0", update=False).outcome is Outcome.SAME
+def test_doc_hashes_do_not_depend_on_run_settings(tmp_path: Path) -> None:
+    registry = make_project(tmp_path)
+    plain = snapshot_of(registry).facts.doc_hashes
+    system = snapshot_of(registry, settings=RunSettings(system_prompt="Be brief.")).facts
+    chat = snapshot_of(registry, settings=RunSettings(chat_template="messages")).facts
+    assert system.doc_hashes == plain == chat.doc_hashes
+    assert system.settings != chat.settings
 
 
 def test_a_prompt_edit_changes_exactly_the_edited_docs(tmp_path: Path) -> None:
     before = snapshot_of(make_project(tmp_path), "t|0").facts
     after = snapshot_of(make_project(tmp_path, PREFIX="Question: "), "t|0").facts
-    verdict = judge(before, after, "t|0", update=False)
-    assert verdict.outcome is Outcome.REFUSED
-    assert sorted(verdict.changed_docs, key=int) == [str(i) for i in range(12)]
+    verdict = judge(before, after, update=False)
+    assert verdict.outcome is Outcome.UNVERSIONED
+    assert sorted(verdict.docs.changed, key=int) == [str(i) for i in range(12)]
+
+
+BASE = Doc(query="Q: x\nA:", choices=[" a", " b"], gold_index=1)
+FIELD_CHANGES = [
+    ("query", "Q: y\nA:"),
+    ("choices", [" a", " c"]),
+    ("gold_index", 0),
+    ("gold_index", [1]),
+    ("instruction", "Answer.\n\n"),
+    ("specific", {"instructions_id_list": ["punctuation:no_comma"]}),
+    ("unconditioned_query", "A:"),
+    ("original_query", "x"),
+    ("images", [b"\x89PNG..."]),
+    ("sampling_methods", ["GENERATIVE"]),
+    ("generation_size", 5),
+    ("stop_sequences", ["\n"]),
+    ("num_samples", 2),
+    ("use_logits", True),
+    ("generation_grammar", {"type": "json", "value": {}}),
+    ("fewshot_sorting_class", "b"),
+]
+
+
+@pytest.mark.parametrize(("field", "value"), FIELD_CHANGES, ids=[f for f, _ in FIELD_CHANGES])
+def test_every_doc_field_a_model_or_metric_reads_changes_the_hash(field: str, value: Any) -> None:
+    changed = dataclasses.replace(BASE, **{field: value})
+    assert doc_digest(changed) != doc_digest(BASE)
+
+
+def test_an_emptied_specific_field_changes_the_hash() -> None:
+    full = dataclasses.replace(BASE, specific={"instructions_id_list": ["a"], "kwargs": [{}]})
+    empty = dataclasses.replace(BASE, specific={"instructions_id_list": [], "kwargs": [{}]})
+    assert doc_digest(full) != doc_digest(empty)
+
+
+def test_images_are_hashed_by_their_bytes() -> None:
+    one = dataclasses.replace(BASE, images=[bytearray(b"abc")])
+    same = dataclasses.replace(BASE, images=[b"abc"])
+    other = dataclasses.replace(BASE, images=[b"abd"])
+    assert doc_digest(one) == doc_digest(same) != doc_digest(other)
+
+
+def test_examples_are_covered_by_id_and_content() -> None:
+    example = Doc(query="Q: e\nA:", choices=[" a"], gold_index=0, id="4")
+    moved = dataclasses.replace(example, id="5")
+    unstripped = dataclasses.replace(example, choices=["a"])  # same plain prompt, other chat
+    digests = {
+        doc_digest(dataclasses.replace(BASE, fewshot_samples=[shot]))
+        for shot in (example, moved, unstripped)
+    }
+    assert len(digests) == 3
+
+
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        pytest.param({"choices": [" a", " b"]}, {"choices": (" a", " b")}, id="tuple-is-a-list"),
+        pytest.param(
+            {"specific": {"a": 1, "b": [2, 3]}}, {"specific": {"b": (2, 3), "a": 1}}, id="key-order"
+        ),
+    ],
+)
+def test_canonical_encoding_ignores_container_type_and_key_order(
+    left: dict[str, Any], right: dict[str, Any]
+) -> None:
+    assert doc_digest(dataclasses.replace(BASE, **left)) == doc_digest(
+        dataclasses.replace(BASE, **right)
+    )
+
+
+def test_canonical_encoding_keeps_bool_int_and_float_apart() -> None:
+    encoded = {
+        canonical([value], ("specific",)) for value in (True, 1, 1.0, "1", None, [1], {"1": 1})
+    }
+    assert len(encoded) == 7
+
+
+def test_numpy_values_encode_as_python_values() -> None:
+    numpy = pytest.importorskip("numpy")
+    plain = dataclasses.replace(BASE, specific={"score": 2, "weights": [0.5, 1.5], "ok": True})
+    as_numpy = dataclasses.replace(
+        BASE,
+        specific={
+            "score": numpy.int64(2),
+            "weights": numpy.array([0.5, 1.5]),
+            "ok": numpy.bool_(True),
+        },
+    )
+    assert doc_digest(plain) == doc_digest(as_numpy)
+
+
+@pytest.mark.parametrize(
+    ("value", "path"),
+    [
+        pytest.param({"ids": {1, 2}}, "specific['ids']", id="set"),
+        pytest.param({"handle": object()}, "specific['handle']", id="object"),
+        pytest.param({(1, 2): "x"}, "specific key (1, 2)", id="tuple-key"),
+    ],
+)
+def test_values_without_a_canonical_form_are_errors_naming_field_and_type(
+    value: Any, path: str
+) -> None:
+    with pytest.raises(UnencodableValue) as info:
+        doc_digest(dataclasses.replace(BASE, specific=value))
+    assert path in str(info.value)
+    assert "has no canonical encoding" in str(info.value)
 
 
 def test_docs_are_labelled_by_split_when_there_are_several(tmp_path: Path) -> None:

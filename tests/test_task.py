@@ -217,7 +217,7 @@ def test_prompt_function_exception_names_task_split_row_and_keeps_the_cause(
     tmp_path: Path,
 ) -> None:
     def fragile(row: Row, task_name: str) -> Doc:
-        return Doc(query=row["q"], choices=["a"], gold_index=int(row["gold"]))
+        return Doc(query=row["q"], choices=["a", "b"], gold_index=int(row["gold"]))
 
     task = make_task(
         tmp_path,
@@ -290,7 +290,7 @@ def test_non_doc_return_value_names_its_type(tmp_path: Path, returned: Any, type
     assert "'validation'" in message
     assert "row 0" in message
     assert type_name in message
-    assert "not a pytest_evaltasks Doc" in message
+    assert "not a Doc (or None to drop the row)" in message
 
 
 def test_lookalike_doc_class_is_rejected(tmp_path: Path) -> None:
@@ -299,7 +299,7 @@ def test_lookalike_doc_class_is_rejected(tmp_path: Path) -> None:
             self.query = query
 
     task = make_task(tmp_path, rows(1), prompt_function=lambda row, name: Doc(row["q"]))
-    with pytest.raises(PromptFunctionError, match=r"\.Doc, not a pytest_evaltasks Doc"):
+    with pytest.raises(PromptFunctionError, match=r"\.Doc, not a Doc"):
         task.eval_docs()
 
 

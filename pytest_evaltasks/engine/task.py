@@ -351,7 +351,9 @@ def _with_shots(config: TaskConfig, num_fewshots: int) -> TaskConfig:
     """
     lists = {
         name: list(value)
-        for name in ("evaluation_splits", "hf_avail_splits", "stop_sequence", "num_samples")
+        for name in (
+            "evaluation_splits", "hf_avail_splits", "stop_sequence", "num_samples", "metrics"
+        )
         if isinstance(value := getattr(config, name), list)
     }
     return config.model_copy(update={"num_fewshots": num_fewshots, **lists})

@@ -23,7 +23,7 @@ from .items import (
     RunContext,
 )
 from .options import Options, add_options, resolve_options
-from .summary import RunSummary
+from .summary import RunSummary, count
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
@@ -149,11 +149,11 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     mode = "update" if options.update else "compare"
     extra = []
     if plan.broken:
-        extra.append(f"{len(plan.broken)} broken task modules")
+        extra.append(count(len(plan.broken), "broken task module"))
     if plan.orphans:
-        extra.append(f"{len(plan.orphans)} orphan snapshots")
+        extra.append(count(len(plan.orphans), "orphan snapshot"))
     return [
-        f"evaltasks: {len(plan.requests)} tasks from {options.spec!r}"
+        f"evaltasks: {count(len(plan.requests), 'task')} from {options.spec!r}"
         + (f" and {', '.join(extra)}" if extra else "")
         + f" ({mode} mode)",
         f"evaltasks: snapshots in {_shown(options.snapshot_dir)}, data in "

@@ -261,13 +261,14 @@ class TaskItem(CheckItem):
         """Content unchanged: check that the file still reads as this run lays it out."""
         assert recorded is not None
         if normalise(recorded.text) != built.text(recorded_shown):
+            result.outcome = Outcome.EDITED
             if update:
                 self._write(built.text(recorded_shown if shown is None else shown), result)
                 return
             raise CheckFailed(
                 failure_report(
                     Verdict(
-                        Outcome.UNCHANGED,
+                        Outcome.EDITED,
                         f"{self.name}: the snapshot file's text differs from what this run lays "
                         f"out, though its content matches (edited by hand?); restore it, or "
                         f"rewrite it with --snapshot-update",

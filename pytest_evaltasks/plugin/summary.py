@@ -75,7 +75,7 @@ class RunSummary:
         tasks = [r for r in results if r.kind == "task"]
         docs = sum(r.docs for r in tasks)
         lines: list[tuple[str, str | None]] = [
-            (f"{_count(len(tasks), 'task')} checked, {_count(docs, 'doc')} rendered", None)
+            (f"{count(len(tasks), 'task')} checked, {count(docs, 'doc')} rendered", None)
         ]
         counts = Counter(r.outcome for r in results)
         buckets = ", ".join(f"{counts[o]} {o.value}" for o in Outcome if counts[o])
@@ -83,16 +83,18 @@ class RunSummary:
             lines.append((f"outcomes: {buckets}", None))
         written = sum(r.written for r in results)
         deleted = sum(r.deleted for r in results)
-        if written or deleted:
+        if deleted:
             lines.append((f"snapshots: {written} written, {deleted} deleted", None))
+        elif written:
+            lines.append((f"snapshots: {written} written", None))
         bumps = sorted(r.label for r in results if r.needs_bump)
         if bumps:
             verb = "needs" if len(bumps) == 1 else "need"
-            lines.append((f"{_count(len(bumps), 'task')} {verb} a version bump:", "red"))
+            lines.append((f"{count(len(bumps), 'task')} {verb} a version bump:", "red"))
             lines += [(f"  {label}", None) for label in bumps]
         return lines
 
 
-def _count(number: int, noun: str) -> str:
+def count(number: int, noun: str) -> str:
     """`1 task`, `2 tasks`."""
     return f"{number} {noun}{'' if number == 1 else 's'}"

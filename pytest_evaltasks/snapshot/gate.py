@@ -26,6 +26,8 @@ class Outcome(StrEnum):
     UNVERSIONED = "changed without a version bump"
     SETTINGS = "run settings changed"
     FORMAT = "snapshot format changed"
+    EDITED = "snapshot text edited"
+    """Content matches, but the file's text is not what this run lays out (a hand edit)."""
     NEW = "new"
     ORPHAN = "orphan"
     ERROR = "error"

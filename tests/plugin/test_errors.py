@@ -79,24 +79,41 @@ def test_prompt_function_error_is_one_clear_message(project: EvalProject) -> Non
     assert project.snapshot("solo|0").exists()
 
 
-def test_corrupted_snapshot_is_reported_then_rewritten_by_update(project: EvalProject) -> None:
+def test_corrupted_snapshot_is_reported_and_never_overwritten(project: EvalProject) -> None:
+    """An unreadable snapshot cannot be compared, so recording over it would bypass the gate."""
     project.run("--evaltasks", "mytask:sub", "--snapshot-update").assert_outcomes(passed=1)
     path = project.snapshot("mytask:sub|0")
     good = path.read_bytes()
-    path.write_bytes(good[:40] + b"\xff\xfe\x80 garbage\n")
+    corrupted = good[:40] + b"\xff\xfe\x80 garbage\n"
+    path.write_bytes(corrupted)
 
-    compare = project.run("--evaltasks", "mytask:sub")
-    compare.assert_outcomes(failed=1)
-    failure = project.failures(compare)
-    assert f"snapshot file {path} is not valid UTF-8" in failure
-    assert "--snapshot-update" in failure
-    assert "Traceback" not in compare.stdout.str() and "UnicodeDecodeError" not in failure
-    compare.stdout.no_fnmatch_line("*INTERNALERROR*")
+    for mode in ((), ("--snapshot-update",)):
+        result = project.run("--evaltasks", "mytask:sub", *mode)
+        result.assert_outcomes(failed=1)
+        failure = project.failures(result)
+        assert f"snapshot file {path} is not valid UTF-8" in failure
+        assert "restore it from version control, or delete it and record it again" in failure
+        assert "Traceback" not in result.stdout.str() and "UnicodeDecodeError" not in failure
+        result.stdout.no_fnmatch_line("*INTERNALERROR*")
+        assert path.read_bytes() == corrupted
 
-    update = project.run("--evaltasks", "mytask:sub", "--snapshot-update")
-    update.assert_outcomes(passed=1, warnings=1)
-    update.stdout.fnmatch_lines(["*is not valid UTF-8*rewriting it*"])
+    path.unlink()
+    project.run("--evaltasks", "mytask:sub", "--snapshot-update").assert_outcomes(passed=1)
     assert path.read_bytes() == good
+
+
+def test_conflict_markers_are_reported_with_what_to_do(project: EvalProject) -> None:
+    project.run("--evaltasks", "mytask:sub", "--snapshot-update").assert_outcomes(passed=1)
+    path = project.snapshot("mytask:sub|0")
+    text = path.read_text(encoding="utf-8")
+    merged = text.replace("version: 0\n", "<<<<<<< HEAD\nversion: 0\n=======\nversion: 1\n>>>>>>> b\n")
+    path.write_text(merged, encoding="utf-8")
+    for mode in ((), ("--snapshot-update",)):
+        result = project.run("--evaltasks", "mytask:sub", *mode)
+        result.assert_outcomes(failed=1)
+        assert "unresolved git conflict markers" in project.failures(result)
+        assert "resolve the conflict" in project.failures(result)
+    assert path.read_text(encoding="utf-8") == merged
 
 
 def test_list_prints_name_version_and_module_then_exits_0(project: EvalProject) -> None:

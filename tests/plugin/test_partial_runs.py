@@ -52,9 +52,7 @@ def test_subset_run_never_flags_or_deletes_other_snapshots(project: EvalProject)
     assert project.snapshots() == after
 
 
-def test_all_reports_snapshot_files_of_removed_tasks_without_deleting_them(
-    project: EvalProject,
-) -> None:
+def test_all_fails_on_orphan_snapshots_and_update_deletes_them(project: EvalProject) -> None:
     project.run("--evaltasks", "mytask,solo", "--snapshot-update").assert_outcomes(passed=3)
     recorded = project.snapshots()
     solo = project.snapshot("solo|0")
@@ -64,21 +62,56 @@ def test_all_reports_snapshot_files_of_removed_tasks_without_deleting_them(
     )
 
     compare = project.run("--evaltasks", "all")
-    compare.assert_outcomes(passed=2)
+    compare.assert_outcomes(passed=2, failed=1)
+    assert compare.ret == 1
     compare.stdout.fnmatch_lines(
-        [
-            "1 snapshot files belong to no registered task:",
-            f"*{solo.name} (task 'solo')",
-        ]
+        [f"FAILED evaltasks::tasks/__snapshots__/{solo.name} - orphan snapshot*"]
     )
+    assert "records task 'solo', which is not registered" in project.failures(compare)
     assert solo.read_bytes() == recorded[solo.name]
-
-    update = project.run("--evaltasks", "all", "--snapshot-update")
-    update.assert_outcomes(passed=2)
-    update.stdout.fnmatch_lines([f"*{solo.name} (task 'solo')"])
-    update.stdout.no_fnmatch_line("*deleted*")
-    assert project.snapshots() == recorded
 
     subset = project.run("--evaltasks", "mytask")
     subset.assert_outcomes(passed=2)
-    subset.stdout.no_fnmatch_line("*belong to no registered task*")
+    subset.stdout.no_fnmatch_line("*orphan snapshot*")
+
+    update = project.run("--evaltasks", "all", "--snapshot-update")
+    update.assert_outcomes(passed=3)
+    update.stdout.fnmatch_lines(["snapshots: 0 written, 1 deleted"])
+    assert not solo.exists()
+    project.run("--evaltasks", "all").assert_outcomes(passed=2)
+
+
+def test_all_checks_every_recorded_shot_count_and_zero_for_the_rest(project: EvalProject) -> None:
+    project.run("--evaltasks", "mytask:sub|2", "--snapshot-update").assert_outcomes(passed=1)
+    result = project.run("--evaltasks", "all", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(
+        ["evaltasks::mytask:other|0", "evaltasks::mytask:sub|2", "evaltasks::solo|0"]
+    )
+    result.stdout.no_fnmatch_line("evaltasks::mytask:sub|0")
+    # the recorded shot count passes; the two unrecorded tasks are new
+    run = project.run("--evaltasks", "all")
+    run.assert_outcomes(passed=1, failed=2)
+    run.stdout.fnmatch_lines(["FAILED evaltasks::mytask:other|0 - *", "FAILED evaltasks::solo|0 - *"])
+    assert project.failures(run).count("new task, no snapshot recorded yet") == 2
+
+
+def test_all_fails_for_a_broken_module_and_keeps_its_snapshots(project: EvalProject) -> None:
+    project.write_tasks('name="extra", version=0', module="extra")
+    project.run("--evaltasks", "all", "--snapshot-update").assert_outcomes(passed=4)
+    extra = project.snapshot("extra|0")
+    (project.root / "tasks" / "extra.py").write_text(
+        'raise RuntimeError("half-written task file")\n', encoding="utf-8"
+    )
+    compare = project.run("--evaltasks", "all")
+    compare.assert_outcomes(passed=3, failed=2)
+    compare.stdout.fnmatch_lines(
+        [
+            "FAILED evaltasks::tasks/extra.py - task module tasks/extra.py*",
+            f"FAILED evaltasks::tasks/__snapshots__/{extra.name} - orphan snapshot*",
+        ]
+    )
+    assert "half-written task file" in project.failures(compare)
+    update = project.run("--evaltasks", "all", "--snapshot-update")
+    update.assert_outcomes(passed=3, failed=2)
+    assert "not deleted, because a task module failed to import" in project.failures(update)
+    assert extra.exists()

@@ -61,7 +61,7 @@ def test_update_writes_plain_utf8_file_with_task_header(project: EvalProject) ->
         "generation_size": "7",
         "stop_sequences": '["\\n", "Q:"]',
         "num_samples": "null",
-        "metrics": "em, acc",
+        "metrics": "exact_match [em; GENERATIVE], loglikelihood_acc [acc; LOGPROBS]",
         "metric_params": "-",
         "docs": "6",
         "fewshot_pool": "5 docs",
@@ -69,9 +69,9 @@ def test_update_writes_plain_utf8_file_with_task_header(project: EvalProject) ->
     assert _section(text, "settings") == {
         "system_prompt": "null",
         "chat_template": "null",
-        "docs_shown": "3",
         "max_samples": "all",
     }
+    assert _section(text, "layout") == {"docs_shown": "3"}
     # No chat rendering unless asked for.
     assert "--- prompt (chat" not in text
 
@@ -95,11 +95,11 @@ def test_snapshot_holds_every_doc_hash_and_first_n_docs_in_full(project: EvalPro
     hashes = text.split("[doc hashes] 6 docs, by id\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert [line.split(" ")[0] for line in hashes] == [str(i) for i in range(6)]
     assert all(re.fullmatch(r"\d+ [0-9a-f]{16}", line) for line in hashes)
-    assert re.search(r"^prompts: sha256:[0-9a-f]{64}$", text, flags=re.M)
+    assert re.search(r"^content: sha256:[0-9a-f]{64}$", text, flags=re.M)
 
     blocks = _doc_blocks(text)
     assert len(blocks) == 2
-    assert _section(text, "settings")["docs_shown"] == "2"
+    assert _section(text, "layout")["docs_shown"] == "2"
     for position, block in enumerate(blocks, start=1):
         doc_id = int(re.search(rf"^\[doc {position} of 6\] id=(\d+)$", block, re.M).group(1))
         fewshot = re.search(r"^fewshot_ids: (.*)$", block, re.M).group(1).split(", ")
@@ -119,7 +119,7 @@ def test_docs_ini_and_option_choose_how_many_docs_are_shown(project: EvalProject
     project.run("--evaltasks", "solo", "--snapshot-update").assert_outcomes(passed=1)
     from_ini = project.snapshot("solo|0").read_text(encoding="utf-8")
     assert len(_doc_blocks(from_ini)) == 1
-    assert _section(from_ini, "settings")["docs_shown"] == "1"
+    assert _section(from_ini, "layout")["docs_shown"] == "1"
 
     cli = project.run("--evaltasks", "mytask:sub", "--snapshot-update", "--evaltasks-docs", "0")
     cli.assert_outcomes(passed=1)

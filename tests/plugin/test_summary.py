@@ -31,7 +31,8 @@ def test_summary_counts_tasks_docs_snapshots_and_needed_bumps(project: EvalProje
     first.assert_outcomes(passed=3)
     assert _summary(first) == [
         "3 tasks checked, 18 docs rendered",
-        "snapshots: 0 unchanged, 0 changed, 0 missing, 3 written",
+        "outcomes: 3 new",
+        "snapshots: 3 written",
     ]
 
     # mytask:sub: versioned edit; mytask:other: unversioned edit; solo: untouched;
@@ -42,7 +43,7 @@ def test_summary_counts_tasks_docs_snapshots_and_needed_bumps(project: EvalProje
     compare.assert_outcomes(passed=1, failed=3)
     assert _summary(compare) == [
         "4 tasks checked, 24 docs rendered",
-        "snapshots: 1 unchanged, 2 changed, 1 missing, 0 written",
+        "outcomes: 1 unchanged, 1 changed and versioned, 1 changed without a version bump, 1 new",
         "1 task needs a version bump:",
         "  mytask:other|0",
     ]
@@ -51,7 +52,8 @@ def test_summary_counts_tasks_docs_snapshots_and_needed_bumps(project: EvalProje
     update.assert_outcomes(passed=3, failed=1)
     assert _summary(update) == [
         "4 tasks checked, 24 docs rendered",
-        "snapshots: 1 unchanged, 1 changed, 0 missing, 2 written",
+        "outcomes: 1 unchanged, 1 changed and versioned, 1 changed without a version bump, 1 new",
+        "snapshots: 2 written",
         "1 task needs a version bump:",
         "  mytask:other|0",
     ]
@@ -65,4 +67,11 @@ def test_a_failing_snapshot_is_never_counted_as_unchanged(project: EvalProject) 
     )
     result = project.run("--evaltasks", "mytask:sub")
     result.assert_outcomes(failed=1)
-    assert "snapshots: 0 unchanged, 1 changed, 0 missing, 0 written" in _summary(result)
+    assert _summary(result) == ["1 task checked, 6 docs rendered", "outcomes: 1 snapshot text edited"]
+
+
+def test_an_item_that_errors_counts_as_an_error(project: EvalProject) -> None:
+    project.write_tasks(prompt_body="    raise RuntimeError('broken prompt')")
+    result = project.run("--evaltasks", "mytask:sub")
+    result.assert_outcomes(failed=1)
+    assert _summary(result) == ["1 task checked, 0 docs rendered", "outcomes: 1 error"]
