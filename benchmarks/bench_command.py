@@ -56,27 +56,24 @@ def timed_run(command: list[str]) -> tuple[float, float, int]:
 def phases(data_dir: Path, snapshot_dir: Path) -> dict[str, float]:
     """Seconds per pipeline phase, in this process, with the code the items run."""
     from pytest_evaltasks.engine.registry import Registry
-    from pytest_evaltasks.plugin.items import item_key
-    from pytest_evaltasks.snapshot.format import RunSettings, build_snapshot, parse_snapshot
+    from pytest_evaltasks.snapshot.format import RunSettings, build_snapshot
     from pytest_evaltasks.snapshot.gate import judge
-    from pytest_evaltasks.snapshot.storage import read_snapshot_text, snapshot_filename
+    from pytest_evaltasks.snapshot.storage import read_recorded, snapshot_filename
 
     t0 = time.perf_counter()
     registry = Registry([TASKS_DIR], data_dir=data_dir)
-    pairs = registry.resolve(SPEC)
-    tasks = [registry.make_task(name, request) for name, request in pairs]
+    requests = registry.resolve(SPEC)
+    tasks = [registry.make_task(request) for request in requests]
     t1 = time.perf_counter()
     for task in tasks:
         task.eval_docs()
-        task.fewshot_docs()
     t2 = time.perf_counter()
-    built = [build_snapshot(task, RunSettings()) for task in tasks]
+    built = [build_snapshot(task, task.build(), RunSettings()) for task in tasks]
     t3 = time.perf_counter()
-    for (name, request), snapshot in zip(pairs, built, strict=True):
-        text = read_snapshot_text(snapshot_dir / snapshot_filename(item_key(name, request)))
-        assert isinstance(text, str)
-        judge(parse_snapshot(text), snapshot.facts, name, update=False)
-        assert text == snapshot.text
+    for request, snapshot in zip(requests, built, strict=True):
+        recorded = read_recorded(snapshot_dir / snapshot_filename(request.label))
+        assert recorded is not None
+        assert judge(recorded.facts, snapshot.facts, update=False).passes
     t4 = time.perf_counter()
     return {"registry": t1 - t0, "data loading": t2 - t1, "render + hash": t3 - t2,
             "snapshot compare": t4 - t3}  # fmt: skip

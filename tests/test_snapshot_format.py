@@ -98,9 +98,7 @@ def test_parse_reads_back_what_build_wrote(tmp_path: Path) -> None:
         pytest.param(lambda text: text.replace("\n", " \r\n").rstrip(), id="all-of-them"),
     ],
 )
-def test_parse_is_tolerant_of_line_endings_and_trailing_spaces(
-    tmp_path: Path, mangle: Any
-) -> None:
+def test_parse_is_tolerant_of_line_endings_and_trailing_spaces(tmp_path: Path, mangle: Any) -> None:
     built = snapshot_of(make_project(tmp_path, PREFIX="Q:  "))
     text = built.text(3)
     parsed = parse_snapshot(mangle(text))
@@ -122,7 +120,7 @@ def test_trailing_spaces_of_a_prompt_are_visible_so_no_tool_can_strip_them(tmp_p
 
 def test_conflict_markers_are_a_clear_error() -> None:
     text = "# pytest-evaltasks snapshot, format 2\n<<<<<<< HEAD\n[task]\n=======\n>>>>>>> b\n"
-    with pytest.raises(SnapshotFileError, match="conflict markers .line 2.*resolve the conflict"):
+    with pytest.raises(SnapshotFileError, match=r"conflict markers .line 2.*resolve the conflict"):
         parse_snapshot(text)
 
 
@@ -136,8 +134,9 @@ def test_shown_docs_quote_every_line_and_stop_at_docs_shown(tmp_path: Path) -> N
     assert text.count("[doc ") == 3  # the hashes section plus two docs
     assert "--- prompt (plain text) ---\n| Q: train" in text
     assert "\n|\n| Q: train" in text  # the blank line between blocks stays visible
-    assert list(shown_blocks(text)) == [label for label, _ in snapshot_of(
-        make_project(tmp_path)).result.docs[:2]]
+    assert list(shown_blocks(text)) == [
+        label for label, _ in snapshot_of(make_project(tmp_path)).result.docs[:2]
+    ]
 
 
 def test_parse_rejects_text_that_is_not_a_snapshot() -> None:

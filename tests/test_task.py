@@ -345,3 +345,88 @@ def test_hf_filter_exception_names_task_and_split(tmp_path: Path) -> None:
     assert "'validation'" in message
     assert "KeyError" in message
     assert isinstance(info.value.__cause__, KeyError)
+
+
+def test_global_random_is_seeded_as_lighteval_seeds_it_then_restored(tmp_path: Path) -> None:
+    """Eval rows first, then the few-shot split, in one stream seeded with 1234 (SPEC 3.2)."""
+    import random
+
+    def gpqa_like(row: Row, task_name: str) -> Doc:
+        gold = random.randint(0, 3)
+        return Doc(query=row["q"], choices=["a", "b", "c", "d"], gold_index=gold)
+
+    random.seed(1234)
+    expected = [random.randint(0, 3) for _ in range(6)]
+    random.seed(7)
+    before = random.getstate()
+    task = make_task(tmp_path, rows(4), rows(2, "t"), prompt_function=gpqa_like, num_fewshots=1)
+    docs = task.get_docs()
+    assert random.getstate() == before
+    assert [doc.gold_index for doc in task.eval_docs()] == expected[:4]
+    assert [doc.gold_index for doc in task.fewshot_docs()] == expected[4:]
+    assert [
+        doc.gold_index
+        for doc in make_task(
+            tmp_path, rows(4), rows(2, "t"), prompt_function=gpqa_like, num_fewshots=1
+        ).get_docs()
+    ] == [d.gold_index for d in docs]
+
+
+def test_numpy_random_is_seeded_too_when_the_prompt_function_uses_it(tmp_path: Path) -> None:
+    numpy = pytest.importorskip("numpy")
+
+    def draws(row: Row, task_name: str) -> Doc:
+        return Doc(query=f"{row['q']} {numpy.random.randint(0, 1000)}", choices=["a"], gold_index=0)
+
+    numpy.random.seed(1234)
+    expected = [f"q{i} {numpy.random.randint(0, 1000)}" for i in range(3)]
+    numpy.random.seed(3)
+    state = numpy.random.get_state()[1].copy()
+    assert [
+        doc.query for doc in make_task(tmp_path, rows(3), prompt_function=draws).eval_docs()
+    ] == expected
+    assert (numpy.random.get_state()[1] == state).all()
+
+
+def test_get_docs_returns_docs_the_caller_may_edit(tmp_path: Path) -> None:
+    task = make_task(tmp_path, rows(3), rows(3, "t"), num_fewshots=2, few_shots_select="sequential")
+    first = task.get_docs()
+    first[0].choices.append(" maybe")
+    first[0].fewshot_samples[0].query = "edited"
+    first[0].fewshot_samples.clear()
+    second = task.get_docs()
+    assert second[0].choices == [" yes", " no"]
+    assert [example.query for example in second[0].fewshot_samples] == ["t0", "t1"]
+
+
+def test_an_uncopyable_prompt_function_is_never_copied(tmp_path: Path) -> None:
+    import threading
+
+    class Prompter:
+        def __init__(self) -> None:
+            self.lock = threading.Lock()
+
+        def __call__(self, row: Row, task_name: str) -> Doc:
+            with self.lock:
+                return Doc(query=row["q"], choices=["a"], gold_index=0)
+
+        def method(self, row: Row, task_name: str) -> Doc:
+            return self(row, task_name)
+
+    prompter = Prompter()
+    for function in (prompter, prompter.method):
+        config = TaskConfig(
+            name="t",
+            prompt_function=function,
+            hf_repo="org/t",
+            hf_subset="default",
+            metrics=["acc"],
+        )
+        write_jsonl(tmp_path / "data/org/t/default/validation.jsonl", rows(2))
+        task = Task(config, data_dir=tmp_path / "data", request=None)
+        assert len(task.get_docs()) == 2
+        from pytest_evaltasks.engine.task_string import TaskRequest
+
+        shots = Task(config, data_dir=tmp_path / "data", request=TaskRequest("t", 1))
+        assert shots.config.prompt_function is function
+        assert shots.config is not config and config.num_fewshots == 0

@@ -126,7 +126,7 @@ def _as_index(value: object) -> int | list[int] | str:
     if isinstance(value, int):
         return int(value)
     if hasattr(value, "__index__") and hasattr(value, "dtype"):  # a numpy integer scalar
-        return int(value.__index__())  # type: ignore[attr-defined]
+        return int(value.__index__())
     return f"field 'gold_index' is {_kind(value)}, not an int or a list of ints"
 
 

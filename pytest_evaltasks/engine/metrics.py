@@ -48,7 +48,9 @@ class MetricRef:
     def identity(self) -> str:
         """`name(k=v) [recorded names; CATEGORY]`: what the snapshot records."""
         params = ", ".join(f"{key}={_param_text(value)}" for key, value in self.params)
-        names = ",".join(self.metric_name) if isinstance(self.metric_name, tuple) else self.metric_name
+        names = (
+            ",".join(self.metric_name) if isinstance(self.metric_name, tuple) else self.metric_name
+        )
         category = f"; {self.category.value}" if self.category is not None else ""
         return f"{self.name}{f'({params})' if params else ''} [{names}{category}]"
 
@@ -79,10 +81,22 @@ _METRICS: dict[str, tuple[str | tuple[str, ...], SamplingMethod]] = {
     "drop": (("em", "f1"), _G),
     "exact_match": ("em", _G),
     "expr_gold_metric": ("extractive_match", _G),
-    "extractiveness": (("summarization_coverage", "summarization_density", "summarization_compression"), _G),
-    "extractiveness_de": (("summarization_coverage", "summarization_density", "summarization_compression"), _G),
-    "extractiveness_fr": (("summarization_coverage", "summarization_density", "summarization_compression"), _G),
-    "extractiveness_it": (("summarization_coverage", "summarization_density", "summarization_compression"), _G),
+    "extractiveness": (
+        ("summarization_coverage", "summarization_density", "summarization_compression"),
+        _G,
+    ),
+    "extractiveness_de": (
+        ("summarization_coverage", "summarization_density", "summarization_compression"),
+        _G,
+    ),
+    "extractiveness_fr": (
+        ("summarization_coverage", "summarization_density", "summarization_compression"),
+        _G,
+    ),
+    "extractiveness_it": (
+        ("summarization_coverage", "summarization_density", "summarization_compression"),
+        _G,
+    ),
     "f1_score": ("f1", _G),
     "f1_score_macro": ("f1", _G),
     "f1_score_micro": ("f1", _G),
@@ -163,7 +177,9 @@ def metric_name(metric: Any) -> str:
 
 def metric_category(metric: Any) -> str | None:
     """The sampling method a metric needs (`GENERATIVE`, `LOGPROBS`, ...), when it says."""
-    target = metric.value if isinstance(metric, Enum) and not hasattr(metric, "category") else metric
+    target = (
+        metric.value if isinstance(metric, Enum) and not hasattr(metric, "category") else metric
+    )
     category = getattr(target, "category", None)
     if category is None:
         return None
@@ -215,7 +231,7 @@ def describe(value: Any, depth: int = 0) -> Any:
             "args": describe(value.args, depth + 1),
             "keywords": describe(value.keywords, depth + 1),
         }
-    if isinstance(value, type) or callable(value) and hasattr(value, "__qualname__"):
+    if isinstance(value, type) or (callable(value) and hasattr(value, "__qualname__")):
         return f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
     fields = _attributes(value)
     if fields is None:

@@ -80,8 +80,10 @@ class Task:
                 config.name, config.num_fewshots, tuple((metric_params or {}).items())
             )
         self.request = request
-        self.config = config if config.num_fewshots == request.num_fewshots else _with_shots(
-            config, request.num_fewshots
+        self.config = (
+            config
+            if config.num_fewshots == request.num_fewshots
+            else _with_shots(config, request.num_fewshots)
         )
         self.metric_params: dict[str, Any] = request.params_dict
         self.source = RowSource.for_config(config, Path(data_dir) if data_dir else None)
@@ -219,9 +221,11 @@ class Task:
                 docs = [docs[i] for i in kept]
             pool: list[Doc] | None = None
             if with_pool:
-                splits = self.config.evaluation_splits if self.fewshot_split is None else [
-                    self.fewshot_split
-                ]
+                splits = (
+                    self.config.evaluation_splits
+                    if self.fewshot_split is None
+                    else [self.fewshot_split]
+                )
                 pool = []
                 for split in splits:
                     pool.extend(self._split_docs(split, self.source.rows(split), few_shots=True))
@@ -261,7 +265,9 @@ class Task:
         templates = [source_docs[position] for position in order]
         shots = self.sampler.sample_each(self.num_fewshots, templates, variance_seed, rnd)
         return [
-            _runtime_copy(template, full_name, examples, generation_size, stop, num_samples, methods)
+            _runtime_copy(
+                template, full_name, examples, generation_size, stop, num_samples, methods
+            )
             for template, examples in zip(templates, shots, strict=True)
         ]
 
@@ -277,7 +283,9 @@ class Task:
             category = metric_category(metric)
             if category is None:
                 continue
-            method = SamplingMethod(category) if category in SamplingMethod.__members__ else category
+            method = (
+                SamplingMethod(category) if category in SamplingMethod.__members__ else category
+            )
             if method not in methods:
                 methods.append(method)
         return methods
@@ -352,7 +360,11 @@ def _with_shots(config: TaskConfig, num_fewshots: int) -> TaskConfig:
     lists = {
         name: list(value)
         for name in (
-            "evaluation_splits", "hf_avail_splits", "stop_sequence", "num_samples", "metrics"
+            "evaluation_splits",
+            "hf_avail_splits",
+            "stop_sequence",
+            "num_samples",
+            "metrics",
         )
         if isinstance(value := getattr(config, name), list)
     }

@@ -101,9 +101,13 @@ class EvalTasksCollector(pytest.Collector):
                 )
             )
         for module in context.plan.broken:
-            items.append(ModuleItem.from_parent(self, name=_relative(module.path, root), module=module))
+            items.append(
+                ModuleItem.from_parent(self, name=_relative(module.path, root), module=module)
+            )
         for orphan in context.plan.orphans:
-            items.append(OrphanItem.from_parent(self, name=_relative(orphan.path, root), orphan=orphan))
+            items.append(
+                OrphanItem.from_parent(self, name=_relative(orphan.path, root), orphan=orphan)
+            )
         for item in items:
             item.add_marker("evaltask")
         return items
@@ -227,7 +231,9 @@ class TaskItem(CheckItem):
     def _check_determinism(self, context: RunContext, built: BuiltSnapshot) -> None:
         """Build the task a second time: a change that is not reproducible is not a change."""
         again = self._build(context).facts.doc_hashes
-        differ = [label for label, digest in built.facts.doc_hashes.items() if again.get(label) != digest]
+        differ = [
+            label for label, digest in built.facts.doc_hashes.items() if again.get(label) != digest
+        ]
         if not differ:
             return
         raise CheckFailed(
@@ -388,6 +394,9 @@ def _failure_repr(item: CheckItem, report: FailureReport) -> TerminalRepr:
     the headline alone, and xdist carries it to the controller intact."""
     from _pytest._code.code import ReprExceptionInfo, ReprFileLocation, ReprTracebackNative
 
-    text = "\n".join([report.headline, *report.body]) + "\n"
     crash = ReprFileLocation(str(item.path), max(item.source_line, 1), report.headline)
+    if item.config.getoption("tbstyle", "auto") == "line":
+        text = ""  # pytest prints the crash line itself: nothing more
+    else:
+        text = "\n".join([report.headline, *report.body]) + "\n"
     return ReprExceptionInfo(reprtraceback=ReprTracebackNative([text]), reprcrash=crash)

@@ -72,5 +72,8 @@ def _owner(registry: Registry, path: Path, label: str | None) -> tuple[TaskReque
     if request.name not in registry.configs:
         return None, f"records task {request.name!r}, which is not registered"
     if path.name != snapshot_filename(request.label):
-        return None, f"records {request.label!r}, whose snapshot is {snapshot_filename(request.label)}"
+        return (
+            None,
+            f"records {request.label!r}, whose snapshot is {snapshot_filename(request.label)}",
+        )
     return request, ""

@@ -87,7 +87,7 @@ class DocHasher:
         state = head.copy()
         state.update(plain_prompt_query(doc).encode("utf-8", "surrogatepass"))
         state.update(b"\x1e" + doc_content(doc).encode("utf-8", "surrogatepass"))
-        return state.hexdigest()
+        return str(state.hexdigest())
 
     def _head_state(self, doc: Doc) -> Any:
         """A hash state over the prompt head and each example's id and content."""

@@ -333,9 +333,9 @@ def parse_snapshot(text: str) -> SnapshotFacts:
     text = normalise(text)
     conflict = _CONFLICT.search(text)
     if conflict is not None:
-        line = text.count("\n", 0, conflict.start()) + 1
+        number = text.count("\n", 0, conflict.start()) + 1
         raise SnapshotFileError(
-            f"has unresolved git conflict markers (line {line}): resolve the conflict, or "
+            f"has unresolved git conflict markers (line {number}): resolve the conflict, or "
             f"delete the file and record it again with --snapshot-update"
         )
     match = re.match(re.escape(FIRST_LINE) + r" (\d+)\n", text)

@@ -52,7 +52,9 @@ class DocChanges:
         """`3 of 135 docs changed (ids 4, 7, 9)`, plus added and removed counts."""
         parts: list[str] = []
         if self.changed:
-            parts.append(f"{len(self.changed)} of {self.compared} docs changed ({ids(self.changed)})")
+            parts.append(
+                f"{len(self.changed)} of {self.compared} docs changed ({ids(self.changed)})"
+            )
         if self.added:
             parts.append(f"{len(self.added)} docs added ({ids(self.added)})")
         if self.removed:
@@ -92,7 +94,9 @@ def judge(
     """Compare the recorded snapshot with this run's, in compare or update mode."""
     label = new.label
     if old is None:
-        advice = "recording it" if update else "review it below, then record it with --snapshot-update"
+        advice = (
+            "recording it" if update else "review it below, then record it with --snapshot-update"
+        )
         return Verdict(
             Outcome.NEW, f"{label}: new task, no snapshot recorded yet; {advice}", update, update
         )
@@ -136,9 +140,11 @@ def _versioned(
     """A change under a greater version: a diff to review, then to record."""
     what = describe_change(docs, fields, settings) or "no prompt, field or setting changed"
     headline = f"{new.label}: {what}; version {old.version} -> {new.version}"
-    warnings = [f"version {old.version} -> {new.version} but no content changed"] if (
-        not docs.all and not fields and update
-    ) else []
+    warnings = (
+        [f"version {old.version} -> {new.version} but no content changed"]
+        if (not docs.all and not fields and update)
+        else []
+    )
     return Verdict(
         Outcome.VERSIONED,
         headline + ("" if update else "; review the diff, then record it with --snapshot-update"),
@@ -213,7 +219,9 @@ def _format_change(old: SnapshotFacts, label: str, update: bool) -> Verdict:
 def compare_docs(old: SnapshotFacts, new: SnapshotFacts) -> DocChanges:
     """Which docs differ; with different `max_samples`, only the docs both sides rendered."""
     before, after = old.doc_hashes, new.doc_hashes
-    changed = [label for label, digest in after.items() if label in before and before[label] != digest]
+    changed = [
+        label for label, digest in after.items() if label in before and before[label] != digest
+    ]
     if old.max_samples != new.max_samples:
         return DocChanges(changed, compared=sum(1 for label in after if label in before))
     added = [label for label in after if label not in before]

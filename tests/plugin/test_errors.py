@@ -106,7 +106,9 @@ def test_conflict_markers_are_reported_with_what_to_do(project: EvalProject) -> 
     project.run("--evaltasks", "mytask:sub", "--snapshot-update").assert_outcomes(passed=1)
     path = project.snapshot("mytask:sub|0")
     text = path.read_text(encoding="utf-8")
-    merged = text.replace("version: 0\n", "<<<<<<< HEAD\nversion: 0\n=======\nversion: 1\n>>>>>>> b\n")
+    merged = text.replace(
+        "version: 0\n", "<<<<<<< HEAD\nversion: 0\n=======\nversion: 1\n>>>>>>> b\n"
+    )
     path.write_text(merged, encoding="utf-8")
     for mode in ((), ("--snapshot-update",)):
         result = project.run("--evaltasks", "mytask:sub", *mode)

@@ -91,7 +91,9 @@ def test_all_checks_every_recorded_shot_count_and_zero_for_the_rest(project: Eva
     # the recorded shot count passes; the two unrecorded tasks are new
     run = project.run("--evaltasks", "all")
     run.assert_outcomes(passed=1, failed=2)
-    run.stdout.fnmatch_lines(["FAILED evaltasks::mytask:other|0 - *", "FAILED evaltasks::solo|0 - *"])
+    run.stdout.fnmatch_lines(
+        ["FAILED evaltasks::mytask:other|0 - *", "FAILED evaltasks::solo|0 - *"]
+    )
     assert project.failures(run).count("new task, no snapshot recorded yet") == 2
 
 

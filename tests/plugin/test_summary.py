@@ -67,7 +67,10 @@ def test_a_failing_snapshot_is_never_counted_as_unchanged(project: EvalProject) 
     )
     result = project.run("--evaltasks", "mytask:sub")
     result.assert_outcomes(failed=1)
-    assert _summary(result) == ["1 task checked, 6 docs rendered", "outcomes: 1 snapshot text edited"]
+    assert _summary(result) == [
+        "1 task checked, 6 docs rendered",
+        "outcomes: 1 snapshot text edited",
+    ]
 
 
 def test_an_item_that_errors_counts_as_an_error(project: EvalProject) -> None:

@@ -83,9 +83,7 @@ def test_version_only_bump_is_a_diff_then_an_update_with_a_warning(project: Eval
 
     update = project.run("--evaltasks", "mytask:sub", "--snapshot-update")
     update.assert_outcomes(passed=1, warnings=1)
-    update.stdout.fnmatch_lines(
-        ["*EvalTasksWarning: version 0 -> 1 but no content changed*"]
-    )
+    update.stdout.fnmatch_lines(["*EvalTasksWarning: version 0 -> 1 but no content changed*"])
     assert "version: 1" in project.snapshot(SUB).read_text(encoding="utf-8")
 
 
