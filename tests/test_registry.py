@@ -202,35 +202,54 @@ def test_source_file_and_line_point_at_the_task_file(tmp_path: Path) -> None:
 # --- collisions ------------------------------------------------------------------------------
 
 
+def _unusable_message(registry: Registry, name: str) -> str:
+    """The error a request for `name` gives."""
+    with pytest.raises(TaskStringError) as info:
+        registry.resolve(name)
+    return str(info.value)
+
+
 def test_custom_task_colliding_with_builtin_names_both_files(tmp_path: Path) -> None:
     d = tmp_path / "tasks"
-    builtin = write(d / "core.py", task_module("gsm8k"))
+    builtin = write(d / "core.py", task_module("gsm8k", "other"))
     custom = write(tmp_path / "custom" / "mine.py", task_module("gsm8k"))
-    with pytest.raises(RegistryError) as info:
-        Registry(task_dirs=[d], custom_tasks=[custom])
-    message = str(info.value)
-    assert "'gsm8k'" in message
-    assert str(builtin) in message
-    assert str(custom) in message
+    registry = Registry(task_dirs=[d], custom_tasks=[custom])
+    message = _unusable_message(registry, "gsm8k")
+    assert "'gsm8k'" in message and "custom task" in message
+    assert str(builtin) in message and str(custom) in message
+    assert registry.names == ["other"]  # every other task stays usable
 
 
 def test_two_builtin_modules_defining_one_name_names_both_files(tmp_path: Path) -> None:
     d = tmp_path / "tasks"
-    first = write(d / "a_first.py", task_module("dup"))
-    second = write(d / "b_second.py", task_module("dup"))
-    with pytest.raises(RegistryError) as info:
-        Registry(task_dirs=[d])
-    message = str(info.value)
+    first = write(d / "a_first.py", task_module("dup", "kept_a"))
+    second = write(d / "b_second.py", task_module("dup", "kept_b"))
+    registry = Registry(task_dirs=[d])
+    message = _unusable_message(registry, "dup")
     assert "'dup'" in message
-    assert str(first) in message
-    assert str(second) in message
+    assert str(first) in message and str(second) in message
+    assert registry.names == ["kept_a", "kept_b"]
+    assert sorted(registry.unusable["dup"].paths) == sorted([first, second])
 
 
-def test_one_module_defining_a_name_twice_is_an_error(tmp_path: Path) -> None:
+def test_one_module_defining_a_name_twice_makes_only_that_name_unusable(tmp_path: Path) -> None:
+    """lighteval keeps the last silently (its xnli module does so six times)."""
     d = tmp_path / "tasks"
-    write(d / "twice.py", task_module("same", "same"))
-    with pytest.raises(RegistryError, match="'same'"):
-        Registry(task_dirs=[d])
+    write(d / "twice.py", task_module("same", "fine", "same"))
+    registry = Registry(task_dirs=[d])
+    assert registry.names == ["fine"]
+    message = _unusable_message(registry, "same")
+    assert "defined twice" in message and "TASKS_TABLE[0]" in message and "[2]" in message
+    assert registry.load("fine")[0].full_name == "fine|0"
+
+
+@pytest.mark.parametrize("name", ["a,b", "a|b", "a@b", " padded"])
+def test_a_name_no_task_string_can_express_is_unusable(tmp_path: Path, name: str) -> None:
+    d = tmp_path / "tasks"
+    write(d / "odd.py", task_module(name, "fine"))
+    registry = Registry(task_dirs=[d])
+    assert registry.names == ["fine"]
+    assert "cannot be requested" in registry.unusable[name].reason
 
 
 # --- broken modules --------------------------------------------------------------------------
@@ -291,7 +310,7 @@ def test_tasks_table_holding_a_non_config_is_reported(tmp_path: Path) -> None:
         HEADER + "TASKS_TABLE = [cfg('fine'), {'name': 'not a config'}]\n",
     )
     registry = Registry(task_dirs=[d])
-    assert registry.names == ["good_task"]
+    assert registry.names == ["fine", "good_task"]  # the module's good configs stay usable
     [module] = registry.broken
     assert module.path == bad
     description = module.describe()

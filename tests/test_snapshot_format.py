@@ -303,15 +303,53 @@ def test_lighteval_style_none_subset_and_splits_are_accepted(tmp_path: Path) -> 
     assert all(doc.fewshot_samples[0].query != doc.query for doc in docs)
 
 
-def test_a_task_file_still_importing_lighteval_gets_a_porting_hint(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("statement", "names"),
+    [
+        (
+            "from lighteval.tasks.requests import Doc",
+            "from pytest_evaltasks import Doc, SamplingMethod",
+        ),
+        (
+            "from lighteval.tasks.lighteval_task import LightevalTaskConfig",
+            "from pytest_evaltasks import LightevalTaskConfig",
+        ),
+        ("from lighteval.metrics.metrics import Metrics", "from pytest_evaltasks import Metrics"),
+    ],
+)
+def test_a_task_file_still_importing_lighteval_gets_a_porting_hint(
+    tmp_path: Path, statement: str, names: str
+) -> None:
     """lighteval is not installed in the test environment: the broken module says what to do."""
     if importlib.util.find_spec("lighteval") is not None:
         pytest.skip("lighteval is installed here")
     (tmp_path / "tasks").mkdir()
-    (tmp_path / "tasks" / "old.py").write_text(
-        "from lighteval.tasks.requests import Doc\nTASKS_TABLE = []\n", encoding="utf-8"
-    )
+    (tmp_path / "tasks" / "old.py").write_text(f"{statement}\nTASKS_TABLE = []\n", encoding="utf-8")
     registry = Registry([tmp_path / "tasks"])
     (broken,) = registry.broken
     assert "lighteval is not installed" in broken.error
-    assert "from pytest_evaltasks import LightevalTaskConfig, Doc, Metrics" in broken.error
+    assert names in broken.error
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "lighteval.tasks.templates.multichoice",
+        "lighteval.metrics.normalizations",
+        "lighteval.metrics.dynamic_metrics",
+        "lighteval.utils.language",
+    ],
+)
+def test_the_porting_hint_names_a_lighteval_submodule_we_do_not_provide(
+    tmp_path: Path, module: str
+) -> None:
+    if importlib.util.find_spec("lighteval") is not None:
+        pytest.skip("lighteval is installed here")
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "old.py").write_text(
+        f"from pytest_evaltasks import Doc\nfrom {module} import something\n", encoding="utf-8"
+    )
+    (broken,) = Registry([tmp_path / "tasks"]).broken
+    assert f"needs lighteval's {module}, which pytest-evaltasks does not provide" in broken.error
+    assert "pip install 'pytest-evaltasks[lighteval]'" in broken.error
+    assert "needs only pytest_evaltasks" not in broken.error

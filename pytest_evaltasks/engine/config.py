@@ -65,7 +65,8 @@ class TaskConfig(BaseModel):
     )
 
     evaluation_splits: list[str] = Field(default_factory=lambda: ["validation"], min_length=1)
-    few_shots_split: str | None = None
+    few_shots_split: str | list[str] | None = None
+    """A split name; lighteval also accepts a list of them (the pool is their concatenation)."""
     few_shots_select: FewShotSelect | None = None
 
     generation_size: StrictInt | None = None
@@ -98,6 +99,16 @@ class TaskConfig(BaseModel):
         except ValidationError as exc:
             raise TaskConfigError(_describe(self.name, exc)) from None
 
+    @field_validator("few_shots_split", mode="before")
+    @classmethod
+    def _fewshot_split_list(cls, value: Any) -> Any:
+        """A one-element list (as lighteval task files write it) is that split."""
+        if isinstance(value, tuple):
+            value = list(value)
+        if isinstance(value, list) and len(value) == 1:
+            return value[0]
+        return value
+
     @field_validator("hf_avail_splits", "evaluation_splits", "stop_sequence", mode="before")
     @classmethod
     def _tuple_to_list(cls, value: Any) -> Any:
@@ -113,6 +124,10 @@ class TaskConfig(BaseModel):
         if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
             raise ValueError("must be a list of metric objects")
         return list(value)
+
+    def set_source(self, path: str, line: int) -> None:
+        """Locate a config made elsewhere (a converted lighteval config) at its task file."""
+        self._source = (path, line)
 
     @property
     def source_file(self) -> str:

@@ -31,6 +31,8 @@ class MetricRef:
     metric_name: str | tuple[str, ...]
     category: SamplingMethod | None = None
     params: tuple[tuple[str, Any], ...] = ()
+    num_samples: int | None = None
+    """Samples per doc the metric needs, when it is a sampling metric (lighteval's)."""
 
     def __call__(self, sample_params: dict[str, Any] | None = None) -> MetricRef:
         """Parametrise like lighteval does: parameters become part of the metric name."""
@@ -47,7 +49,7 @@ class MetricRef:
     @property
     def identity(self) -> str:
         """`name(k=v) [recorded names; CATEGORY]`: what the snapshot records."""
-        params = ", ".join(f"{key}={_param_text(value)}" for key, value in self.params)
+        params = ", ".join(f"{key}={_param_text(value)}" for key, value in sorted(self.params))
         names = (
             ",".join(self.metric_name) if isinstance(self.metric_name, tuple) else self.metric_name
         )

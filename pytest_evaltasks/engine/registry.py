@@ -1,26 +1,28 @@
-"""Discover task configs and turn task strings into `Task` objects.
+"""Register the task configs of task modules, and turn task strings into `Task` objects.
 
-Every `*.py` directly in a task directory and every subdirectory's `main.py` is imported, and
-the configs in its module-level `TASKS_TABLE` are registered under their names. A module that
-fails to import is recorded and reported; the others stay usable.
+The configs in each module's `TASKS_TABLE` are registered under their names: our `TaskConfig`,
+or lighteval's `LightevalTaskConfig` (and its subclasses), which `lighteval_adapter` converts
+when a task is first used, so listing tens of thousands of tasks stays cheap. Problems stay
+with what caused them: a module that fails to import is recorded as broken, a name defined
+twice (or that no task string can express) is unusable, and everything else stays usable.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import sys
-import traceback
-import types
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import RegistryError, TaskStringError, did_you_mean
+from ..errors import RegistryError, TaskConfigError, TaskStringError, did_you_mean
 from .config import TaskConfig
+from .lighteval_adapter import convert_config, is_task_config_like, line_naming
 from .task import Task
-from .task_string import ACCEPTED_FORMS, ALL_TASKS, TaskRequest, parse_task_string
+from .task_modules import LoadedModule, discover, load_module, module_name_for
+from .task_string import ACCEPTED_FORMS, ALL_TASKS, TaskRequest, parse_task_string, unwritable
+
+DEFAULT = object()
+"""`data_dir` not given: `<first task dir>/data`, as the plugin uses."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,33 @@ class BrokenModule:
         """File and the last lines of the traceback, for error messages."""
         return f"{self.path}:\n{self.error.rstrip()}"
 
+    def summary(self) -> str:
+        """File and the error's last line (the exception, or the hint)."""
+        lines = [line for line in self.error.strip().split("\n") if line.strip()]
+        exception = next(
+            (line for line in reversed(lines) if not line.startswith(("hint:", " "))), ""
+        )
+        return f"{self.path}: {exception}"
+
+
+@dataclass
+class Entry:
+    """One registered name: where it came from, and its config as the module made it."""
+
+    name: str
+    origin: Path
+    raw: Any
+    config: TaskConfig | None = None
+
+
+@dataclass
+class Unusable:
+    """A name no request may use, and why (defined twice, or not expressible)."""
+
+    name: str
+    reason: str
+    paths: list[Path] = field(default_factory=list)
+
 
 class Registry:
     """All registered task configs, with the file each came from."""
@@ -42,102 +71,171 @@ class Registry:
         self,
         task_dirs: Sequence[str | Path] = ("tasks",),
         custom_tasks: Sequence[str | Path] = (),
-        data_dir: str | Path | None = None,
+        data_dir: str | Path | object | None = DEFAULT,
     ) -> None:
-        """Import the task modules now, so every collision is reported before any work."""
+        """Import the task modules now, so every problem is known before any work."""
         self.task_dirs = [Path(d) for d in task_dirs]
-        self.data_dir = Path(data_dir) if data_dir is not None else None
-        self.configs: dict[str, TaskConfig] = {}
-        self.origins: dict[str, Path] = {}
+        if data_dir is DEFAULT:
+            data_dir = self.task_dirs[0] / "data" if self.task_dirs else None
+        self.data_dir = Path(data_dir) if isinstance(data_dir, (str, Path)) else None
+        self.entries: dict[str, Entry] = {}
         self.broken: list[BrokenModule] = []
-        self._loaded_files: set[Path] = set()
+        self.unusable: dict[str, Unusable] = {}
+        self.modules: list[LoadedModule] = []
+        self._seen_files: set[Path] = set()
         for directory in self.task_dirs:
-            self._load_directory(directory)
-        for custom in custom_tasks:
-            self._load_custom(Path(custom))
-
-    # discovery -------------------------------------------------------------------------
-
-    def _load_directory(self, directory: Path) -> None:
-        """Import `*.py` and `*/main.py` of one task directory, in sorted order."""
-        if not directory.is_dir():
-            raise RegistryError(
-                f"task directory {directory} does not exist; pass an existing directory "
-                f"(--evaltasks-dir) holding task modules with a TASKS_TABLE"
-            )
-        package = _namespace_package(directory)
-        files = sorted(p for p in directory.glob("*.py") if p.name != "__init__.py")
-        subdirs = sorted(d for d in directory.iterdir() if (d / "main.py").is_file())
-        for path in files:
-            self._register_module(path, f"{package}.{path.stem}", custom=False)
-        for subdir in subdirs:
-            # `__dir` keeps `family/` apart from a sibling `family.py` module.
-            subpackage = _namespace_package(subdir, f"{package}.{subdir.name}__dir")
-            self._register_module(subdir / "main.py", f"{subpackage}.main", custom=False)
-
-    def _load_custom(self, path: Path) -> None:
-        """A custom task file: loaded like a built-in module, but must not reuse a name."""
-        if not path.is_file():
-            raise RegistryError(f"custom task file {path} does not exist")
-        package = _namespace_package(path.parent)
-        self._register_module(path, f"{package}.{path.stem}", custom=True)
-
-    def _register_module(self, path: Path, module_name: str, custom: bool) -> None:
-        """Import one module and register its TASKS_TABLE, or record it as broken."""
-        if path.resolve() in self._loaded_files:
-            return
-        self._loaded_files.add(path.resolve())
-        try:
-            table = _tasks_table(_import_file(path, module_name), path)
-        except Exception as exc:
-            hint = _porting_hint(exc)
-            if custom:
+            if not directory.is_dir():
                 raise RegistryError(
-                    f"custom task file {path} failed to import:\n{traceback.format_exc()}{hint}"
-                ) from None
-            self.broken.append(BrokenModule(path, traceback.format_exc(limit=-3) + hint))
-            return
-        for config in table:
-            self._register(config, path, custom)
+                    f"task directory {directory} does not exist; pass an existing directory "
+                    f"(--evaltasks-dir) holding task modules with a TASKS_TABLE"
+                )
+            for path in discover(directory):
+                self._register_module(path, custom=False)
+        for custom in custom_tasks:
+            path = Path(custom)
+            if not path.is_file():
+                raise RegistryError(f"custom task file {path} does not exist")
+            self._register_module(path, custom=True)
 
-    def _register(self, config: TaskConfig, path: Path, custom: bool) -> None:
-        """Add one config; a name defined twice is an error naming both files."""
-        previous = self.origins.get(config.name)
+    # registration ---------------------------------------------------------------------------
+
+    def _register_module(self, path: Path, custom: bool) -> None:
+        """Import one module and register its TASKS_TABLE, or record it as broken."""
+        if path.resolve() in self._seen_files:
+            return
+        self._seen_files.add(path.resolve())
+        loaded = load_module(path, module_name_for(path))
+        self.modules.append(loaded)
+        if loaded.module is None:
+            if custom:
+                raise RegistryError(f"custom task file {path} failed to import:\n{loaded.error}")
+            self.broken.append(BrokenModule(path, loaded.error or ""))
+            return
+        table: Any = getattr(loaded.module, "TASKS_TABLE", [])
+        if isinstance(table, (str, bytes)) or not isinstance(table, Iterable):
+            self.broken.append(BrokenModule(path, "TASKS_TABLE must be a list of task configs\n"))
+            return
+        names: dict[str, int] = {}
+        for position, item in enumerate(table):
+            if not isinstance(item, TaskConfig) and not is_task_config_like(item):
+                self.broken.append(
+                    BrokenModule(
+                        path,
+                        f"TASKS_TABLE[{position}] is a {type(item).__module__}."
+                        f"{type(item).__name__}, not a task config (a pytest_evaltasks "
+                        f"TaskConfig or a lighteval LightevalTaskConfig)\n",
+                    )
+                )
+                continue
+            name = str(item.name)
+            if name in names:
+                self._unusable(
+                    name,
+                    f"is defined twice in {path} (TASKS_TABLE[{names[name]}] "
+                    f"and [{position}]); rename one",
+                    path,
+                )
+                continue
+            names[name] = position
+            self._register(Entry(name, path, item), custom)
+
+    def _register(self, entry: Entry, custom: bool) -> None:
+        """Add one name; a name defined in two files is unusable, naming both."""
+        name = entry.name
+        if name in self.unusable:
+            self.unusable[name].paths.append(entry.origin)
+            return
+        problem = unwritable(name)
+        if problem is not None:
+            self._unusable(
+                name, f"cannot be requested: its name {problem}; rename it", entry.origin
+            )
+            return
+        previous = self.entries.get(name)
         if previous is not None:
             kind = "custom task" if custom else "task"
-            raise RegistryError(
-                f"{kind} {config.name!r} is defined in {path} and already in {previous}; "
-                f"rename one of them (task names must be unique)"
+            del self.entries[name]
+            self._unusable(
+                name,
+                f"is defined by more than one {kind} file ({previous.origin} and "
+                f"{entry.origin}); rename one of them (task names must be unique)",
+                previous.origin,
+                entry.origin,
             )
-        self.configs[config.name] = config
-        self.origins[config.name] = path
+            return
+        self.entries[name] = entry
 
-    # lookup ----------------------------------------------------------------------------
+    def _unusable(self, name: str, reason: str, *paths: Path) -> None:
+        """Make `name` unusable, keeping the first reason."""
+        self.entries.pop(name, None)
+        known = self.unusable.setdefault(name, Unusable(name, reason))
+        known.paths.extend(paths)
+
+    # lookup ---------------------------------------------------------------------------------
+
+    @property
+    def configs(self) -> Mapping[str, TaskConfig]:
+        """Registered configs by name, converted from lighteval's on first access."""
+        return _Configs(self)
+
+    @property
+    def origins(self) -> dict[str, Path]:
+        """The module file of each registered name."""
+        return {name: entry.origin for name, entry in self.entries.items()}
+
+    def config(self, name: str) -> TaskConfig:
+        """One task's config (lighteval's converted once, then kept)."""
+        entry = self.entries[name]
+        if entry.config is None:
+            raw = entry.raw
+            if isinstance(raw, TaskConfig):
+                entry.config = raw
+            else:
+                try:
+                    entry.config = convert_config(raw, entry.origin)
+                except TaskConfigError as exc:
+                    raise TaskConfigError(f"{exc} (in {entry.origin})") from None
+        return entry.config
+
+    def location(self, name: str) -> tuple[Path, int]:
+        """The file and line that define a task, without converting its config."""
+        entry = self.entries[name]
+        if isinstance(entry.raw, TaskConfig):
+            source = Path(entry.raw.source_file)
+            return (source if source.is_file() else entry.origin), entry.raw.source_line
+        return entry.origin, line_naming(entry.origin, name)
+
+    def version_of(self, name: str) -> Any:
+        """A task's version, without converting its config."""
+        return getattr(self.entries[name].raw, "version", 0)
 
     @property
     def names(self) -> list[str]:
-        """Registered task names, sorted."""
-        return sorted(self.configs)
+        """Usable task names, sorted."""
+        return sorted(self.entries)
 
     def supersets(self) -> dict[str, list[str]]:
         """Prefixes (before the first `:`) shared by more than one task, with sorted members."""
         groups: dict[str, list[str]] = {}
-        for name in sorted(self.configs):
+        for name in self.names:
             groups.setdefault(name.split(":")[0], []).append(name)
         return {prefix: members for prefix, members in groups.items() if len(members) > 1}
 
     def resolve(self, spec: str | Iterable[TaskRequest]) -> list[TaskRequest]:
-        """Expand a task string to one request per concrete task; all unknown names at once."""
+        """Expand a task string to one request per concrete task; all problems at once."""
         if isinstance(spec, str) and spec.strip() == ALL_TASKS:
             requests = [TaskRequest(name) for name in self.names]
         else:
             requests = parse_task_string(spec) if isinstance(spec, str) else list(spec)
         supersets = self.supersets()
+        unusable = [r.name for r in requests if r.name in self.unusable]
         unknown = [
-            r.name for r in requests if r.name not in supersets and r.name not in self.configs
+            r.name
+            for r in requests
+            if r.name not in supersets and r.name not in self.entries and r.name not in unusable
         ]
-        if unknown:
-            raise TaskStringError(self._unknown_message(unknown, list(supersets)))
+        if unknown or unusable:
+            raise TaskStringError(self._problem_message(unknown, unusable, list(supersets)))
         resolved: list[TaskRequest] = []
         seen: set[tuple[str, int, str]] = set()
         for request in requests:
@@ -154,84 +252,53 @@ class Registry:
 
     def make_task(self, request: TaskRequest) -> Task:
         """A `Task` for one resolved request; the registered config itself is never changed."""
-        return Task(self.configs[request.name], data_dir=self.data_dir, request=request)
+        return Task(self.config(request.name), data_dir=self.data_dir, request=request)
 
     def all_tasks(self) -> list[Task]:
         """Every registered task at 0 shots."""
         return self.load(ALL_TASKS)
 
-    def _unknown_message(self, unknown: list[str], supersets: list[str]) -> str:
-        """List every unknown name with its closest matches, and any broken modules."""
-        candidates = [*self.configs, *supersets]
-        lines = [f"unknown task{'s' if len(unknown) > 1 else ''}:"]
-        lines += [f"  {name!r}{did_you_mean(name, candidates, n=3)}" for name in unknown]
-        if self.broken:
+    def _problem_message(
+        self, unknown: list[str], unusable: list[str], supersets: list[str]
+    ) -> str:
+        """Every unknown name with its closest matches, every unusable one with why."""
+        lines: list[str] = []
+        if unknown:
+            candidates = [*self.entries, *supersets]
+            lines.append(f"unknown task{'s' if len(unknown) > 1 else ''}:")
+            lines += [f"  {name!r}{did_you_mean(name, candidates, n=3)}" for name in unknown]
+        for name in unusable:
+            lines.append(f"task {name!r} {self.unusable[name].reason}")
+        if unknown and self.broken:
             lines.append(
-                "these task modules failed to import, so their tasks are missing "
-                "(fix the error and rerun):"
+                f"{len(self.broken)} task module(s) failed to import, so their tasks are missing "
+                f"(fix the error and rerun; pytest --evaltasks-list shows them all):"
             )
-            lines += [f"  {module.describe()}" for module in self.broken]
-        lines.append(ACCEPTED_FORMS)
-        lines.append("list the registered tasks with: pytest --evaltasks-list")
+            lines += [f"  {module.summary()}" for module in self.broken[:5]]
+            if len(self.broken) > 5:
+                lines.append(f"  ... and {len(self.broken) - 5} more")
+        if unknown:
+            lines.append(ACCEPTED_FORMS)
+            lines.append("list the registered tasks with: pytest --evaltasks-list")
         return "\n".join(lines)
 
 
-def _porting_hint(exc: Exception) -> str:
-    """A line of advice when a task file still imports lighteval without it installed."""
-    if isinstance(exc, ImportError) and (exc.name or "").split(".")[0] == "lighteval":
-        return (
-            "hint: lighteval is not installed. A ported task file needs only pytest_evaltasks: "
-            "`from pytest_evaltasks import LightevalTaskConfig, Doc, Metrics`\n"
-        )
-    return ""
+class _Configs(Mapping[str, TaskConfig]):
+    """The registry's configs as a mapping, converting lazily."""
 
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
 
-def _namespace_package(directory: Path, name: str | None = None) -> str:
-    """Register a package for a task directory so its modules can use relative imports.
+    def __getitem__(self, name: str) -> TaskConfig:
+        if name not in self._registry.entries:
+            raise KeyError(name)
+        return self._registry.config(name)
 
-    The name is derived from the absolute path: two directories never share a package, and
-    a task file called `json.py` never shadows the standard library.
-    """
-    resolved = directory.resolve()
-    if name is None:
-        digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:10]
-        name = f"_evaltasks_{digest}"
-    if name not in sys.modules:
-        package = types.ModuleType(name)
-        package.__path__ = [str(resolved)]
-        sys.modules[name] = package
-    return name
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._registry.entries)
 
+    def __len__(self) -> int:
+        return len(self._registry.entries)
 
-def _import_file(path: Path, module_name: str) -> types.ModuleType:
-    """Import a file under `module_name`, afresh: an edited task file is always re-read."""
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    try:
-        # Compiled from the source every time: a cached .pyc is trusted on mtime and size
-        # alone, so an edit within the same second could otherwise run stale code.
-        code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
-        exec(code, module.__dict__)
-    except BaseException:
-        sys.modules.pop(module_name, None)
-        raise
-    return module
-
-
-def _tasks_table(module: types.ModuleType, path: Path) -> list[TaskConfig]:
-    """The module's TASKS_TABLE, checked to hold only task configs."""
-    table: Any = getattr(module, "TASKS_TABLE", [])
-    if isinstance(table, (str, bytes)) or not isinstance(table, Iterable):
-        raise TypeError(f"{path}: TASKS_TABLE must be a list of task configs")
-    configs = list(table)
-    for position, item in enumerate(configs):
-        if not isinstance(item, TaskConfig):
-            raise TypeError(
-                f"{path}: TASKS_TABLE[{position}] is a {type(item).__module__}."
-                f"{type(item).__name__}, not a pytest_evaltasks TaskConfig; import "
-                f"LightevalTaskConfig and Doc from pytest_evaltasks instead of lighteval"
-            )
-    return configs
+    def __contains__(self, name: object) -> bool:
+        return name in self._registry.entries

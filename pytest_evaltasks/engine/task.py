@@ -118,16 +118,28 @@ class Task:
         return self.config.version
 
     @cached_property
-    def fewshot_split(self) -> str | None:
-        """The split the few-shot pool comes from; None means the evaluation splits."""
-        return self.config.few_shots_split or first_fewshot_split(
+    def fewshot_splits(self) -> list[str] | None:
+        """The split(s) the few-shot pool comes from; None means the evaluation splits."""
+        chosen = self.config.few_shots_split
+        if isinstance(chosen, list) and chosen:
+            return list(chosen)
+        if isinstance(chosen, str) and chosen:
+            return [chosen]
+        found = first_fewshot_split(
             self.config.hf_avail_splits or [], self.config.evaluation_splits
         )
+        return None if found is None else [found]
+
+    @property
+    def fewshot_split(self) -> str | None:
+        """The few-shot split's name (splits joined by `, `); None means the evaluation splits."""
+        splits = self.fewshot_splits
+        return None if splits is None else ", ".join(splits)
 
     @property
     def fewshot_from_eval(self) -> bool:
         """True when examples are drawn from the data being evaluated."""
-        return self.fewshot_split is None
+        return self.fewshot_splits is None
 
     # building ------------------------------------------------------------------------------
 
@@ -221,11 +233,7 @@ class Task:
                 docs = [docs[i] for i in kept]
             pool: list[Doc] | None = None
             if with_pool:
-                splits = (
-                    self.config.evaluation_splits
-                    if self.fewshot_split is None
-                    else [self.fewshot_split]
-                )
+                splits = self.fewshot_splits or self.config.evaluation_splits
                 pool = []
                 for split in splits:
                     pool.extend(self._split_docs(split, self.source.rows(split), few_shots=True))
@@ -259,7 +267,7 @@ class Task:
         config = self.config
         full_name = self.full_name
         generation_size = config.generation_size
-        num_samples = max(config.num_samples) if config.num_samples else 1
+        num_samples = self._num_samples
         stop = list(config.stop_sequence) if config.stop_sequence is not None else []
         methods = self._sampling_methods
         templates = [source_docs[position] for position in order]
@@ -270,6 +278,13 @@ class Task:
             )
             for template, examples in zip(templates, shots, strict=True)
         ]
+
+    @cached_property
+    def _num_samples(self) -> int:
+        """Samples per doc: the most any sampling metric or the config asks for, at least 1."""
+        wanted = [1, *(self.config.num_samples or [])]
+        wanted += [n for m in self.config.metrics if (n := getattr(m, "num_samples", None))]
+        return max(wanted)
 
     @cached_property
     def _sampling_methods(self) -> list[Any]:

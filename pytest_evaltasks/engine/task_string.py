@@ -16,6 +16,9 @@ from ..errors import TaskStringError
 ALL_TASKS = "all"
 """The task string that means every registered task, at 0 shots (resolved by the registry)."""
 
+RESERVED = (",", "|", "@")
+"""Characters with a meaning in task strings: a task name holding one could never be requested."""
+
 ACCEPTED_FORMS = (
     "accepted forms: 'task', 'task|N' (N = few-shot count, an integer >= 0), "
     "'task@param=value|N' (value a Python literal, e.g. @k=5 or @name='x'), "
@@ -59,6 +62,18 @@ class TaskRequest:
     def for_task(self, name: str) -> TaskRequest:
         """This request applied to one member of a superset."""
         return TaskRequest(name, self.num_fewshots, self.metric_params, self.item)
+
+
+def unwritable(name: str) -> str | None:
+    """Why no task string can name `name`, or None when one can."""
+    if not name.strip():
+        return "is empty"
+    if name != name.strip():
+        return "starts or ends with whitespace"
+    reserved = [char for char in RESERVED if char in name]
+    if reserved:
+        return f"contains {', '.join(map(repr, reserved))}, which task strings use as separators"
+    return None
 
 
 def parse_label(label: str) -> TaskRequest:

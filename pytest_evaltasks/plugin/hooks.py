@@ -39,24 +39,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """`--evaltasks-list` prints the registry and exits before any collection."""
-    if not config.option.evaltasks_list:
+    selector = config.option.evaltasks_list
+    if selector is None:
         return None
     from _pytest.config import create_terminal_writer
 
+    from .listing import list_tasks
+
     config._do_configure()
     try:
-        registry = _build_registry(resolve_options(config))
+        options = resolve_options(config)
+        listing = list_tasks(
+            _build_registry(options), selector, config.rootpath, options.snapshot_dir
+        )
         writer = create_terminal_writer(config)
-        writer.line(f"{len(registry.names)} registered tasks:")
-        width = max((len(name) for name in registry.names), default=0)
-        for name in registry.names:
-            version = str(registry.configs[name].version)
-            writer.line(f"  {name:<{width}}  version {version:<4} {registry.origins[name]}")
-        for broken in registry.broken:
-            writer.line(f"failed to import: {broken.describe()}", red=True)
+        for line, colour in listing.lines:
+            writer.line(line, **({colour: True} if colour else {}))
     finally:
         config._ensure_unconfigure()
-    return 0
+    return listing.status
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
     from ..engine.chat_template import ChatTemplate
-    from ..engine.registry import BrokenModule, Registry
+    from ..engine.registry import BrokenModule, Registry, Unusable
     from ..engine.task_string import TaskRequest
     from .options import Options
     from .plan import Orphan, RunPlan
@@ -87,19 +87,21 @@ class EvalTasksCollector(pytest.Collector):
         context = self.context
         root = self.config.rootpath
         items: list[pytest.Item] = []
+        registry = context.registry
         for request in context.plan.requests:
-            config = context.registry.configs[request.name]
-            source = _source(config.source_file, context.registry.origins[request.name])
+            source, line = registry.location(request.name)
             items.append(
                 TaskItem.from_parent(
                     self,
                     name=request.label,
                     request=request,
                     source=source,
-                    line=config.source_line,
+                    line=line,
                     snapshot_path=context.options.snapshot_dir / snapshot_filename(request.label),
                 )
             )
+        for unusable in context.plan.unusable:
+            items.append(UnusableItem.from_parent(self, name=unusable.name, unusable=unusable))
         for module in context.plan.broken:
             items.append(
                 ModuleItem.from_parent(self, name=_relative(module.path, root), module=module)
@@ -111,12 +113,6 @@ class EvalTasksCollector(pytest.Collector):
         for item in items:
             item.add_marker("evaltask")
         return items
-
-
-def _source(recorded: str, module_file: Path) -> Path:
-    """Where the config was created, or its module when that is unknown."""
-    path = Path(recorded)
-    return path if path.is_file() else module_file
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -329,6 +325,23 @@ class ModuleItem(CheckItem):
                     self.module.error.rstrip().split("\n"),
                 )
             )
+        finally:
+            self._finish()
+
+
+class UnusableItem(CheckItem):
+    """A task name no request may use (defined twice, or not expressible in a task string)."""
+
+    def __init__(self, *, unusable: Unusable, **kwargs: Any) -> None:
+        super().__init__(path=unusable.paths[0] if unusable.paths else Path("."), **kwargs)
+        self.unusable = unusable
+
+    def runtest(self) -> None:
+        """Fail with the reason."""
+        result = self._start("task")
+        result.headline = f"task {self.name!r} {self.unusable.reason}"
+        try:
+            raise CheckFailed(FailureReport(result.headline, []))
         finally:
             self._finish()
 

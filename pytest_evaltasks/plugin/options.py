@@ -61,7 +61,15 @@ def add_options(parser: pytest.Parser) -> None:
         help="also render through a chat template: a bundled name (chatml, llama3), a .jinja "
         "file, a tokenizer_config.json, or 'messages' for the chat-API message list",
     )
-    group.addoption("--evaltasks-list", action="store_true", help="list registered tasks and exit")
+    group.addoption(
+        "--evaltasks-list",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="FILTER",
+        help="list registered tasks (a task string or name prefix narrows it) and exit; "
+        "non-zero when a task module is broken",
+    )
     group.addoption(
         "--evaltasks-snapshot-dir",
         metavar="DIR",
@@ -110,7 +118,7 @@ def resolve_options(config: pytest.Config) -> Options:
             docs_shown=docs,
             max_samples=max_samples,
         ),
-        list_tasks=bool(opt.evaltasks_list),
+        list_tasks=opt.evaltasks_list is not None,
         allow_unversioned=bool(opt.evaltasks_allow_unversioned),
         update=bool(getattr(opt, "update_snapshots", False)),
         problems=problems,

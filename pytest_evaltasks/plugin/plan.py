@@ -16,7 +16,7 @@ from ..errors import EvalTaskError
 from ..snapshot.storage import recorded_labels, snapshot_filename
 
 if TYPE_CHECKING:
-    from ..engine.registry import BrokenModule, Registry
+    from ..engine.registry import BrokenModule, Registry, Unusable
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,12 @@ class RunPlan:
     requests: list[TaskRequest]
     broken: list[BrokenModule] = field(default_factory=list)
     orphans: list[Orphan] = field(default_factory=list)
+    unusable: list[Unusable] = field(default_factory=list)
 
     @property
     def size(self) -> int:
         """Items in the run."""
-        return len(self.requests) + len(self.broken) + len(self.orphans)
+        return len(self.requests) + len(self.broken) + len(self.orphans) + len(self.unusable)
 
 
 def plan_run(registry: Registry, spec: str, snapshot_dir: Path) -> RunPlan:
@@ -58,7 +59,8 @@ def plan_run(registry: Registry, spec: str, snapshot_dir: Path) -> RunPlan:
     for name in registry.names:
         found = sorted(recorded.get(name, []), key=lambda r: (r.num_fewshots, r.label))
         requests.extend(found or [TaskRequest(name)])
-    return RunPlan(requests, list(registry.broken), orphans)
+    unusable = [registry.unusable[name] for name in sorted(registry.unusable)]
+    return RunPlan(requests, list(registry.broken), orphans, unusable)
 
 
 def _owner(registry: Registry, path: Path, label: str | None) -> tuple[TaskRequest | None, str]:
@@ -69,7 +71,10 @@ def _owner(registry: Registry, path: Path, label: str | None) -> tuple[TaskReque
         request = parse_label(label)
     except EvalTaskError:
         return None, f"records task {label!r}, which is not a valid task string"
-    if request.name not in registry.configs:
+    if request.name in registry.unusable:
+        reason = registry.unusable[request.name].reason
+        return None, f"records task {request.name!r}, which {reason}"
+    if request.name not in registry.entries:
         return None, f"records task {request.name!r}, which is not registered"
     if path.name != snapshot_filename(request.label):
         return (

@@ -118,25 +118,40 @@ def test_conflict_markers_are_reported_with_what_to_do(project: EvalProject) -> 
     assert path.read_text(encoding="utf-8") == merged
 
 
-def test_list_prints_name_version_and_module_then_exits_0(project: EvalProject) -> None:
+def test_list_groups_tasks_by_module_with_versions_and_recorded_shots(
+    project: EvalProject,
+) -> None:
     project.write_tasks('name="other_module", version="2.1"', module="more")
-    broken = project.root / "tasks" / "broken.py"
-    broken.write_text('raise RuntimeError("half-written task file")\n', encoding="utf-8")
+    project.run("--evaltasks", "solo|0,solo|2", "--snapshot-update").assert_outcomes(passed=2)
     result = project.run("--evaltasks-list")
     assert result.ret == pytest.ExitCode.OK
-    demo = project.root / "tasks" / "demo.py"
-    more = project.root / "tasks" / "more.py"
     result.stdout.fnmatch_lines(
         [
-            "4 registered tasks:",
-            f"  mytask:other *version 0 *{demo}",
-            f"  mytask:sub *version 0 *{demo}",
-            f"  other_module *version 2.1 *{more}",
-            f"  solo *version 0 *{demo}",
-            f"failed to import: {broken}*",
+            "4 tasks in 2 modules (4 tasks registered in 2 modules)",
+            "tasks/demo.py:",
+            "  mytask:other *version 0 *snapshots: -",
+            "  mytask:sub *version 0 *snapshots: -",
+            "  solo *version 0 *snapshots: 0, 2",
+            "tasks/more.py:",
+            "  other_module *version 2.1 *snapshots: -",
         ]
     )
     result.stdout.no_fnmatch_line("*passed*")
+    narrowed = project.run("--evaltasks-list", "mytask")
+    narrowed.stdout.fnmatch_lines(["2 tasks in 1 module matching 'mytask'*"])
+    narrowed.stdout.no_fnmatch_line("*solo*")
+    prefix = project.run("--evaltasks-list", "other_")
+    prefix.stdout.fnmatch_lines(["1 task in 1 module matching 'other_'*", "  other_module *"])
+
+
+def test_list_exits_non_zero_when_a_module_is_broken(project: EvalProject) -> None:
+    broken = project.root / "tasks" / "broken.py"
+    broken.write_text('raise RuntimeError("half-written task file")\n', encoding="utf-8")
+    result = project.run("--evaltasks-list")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["failed to import: tasks/broken.py: RuntimeError: half-written task file"]
+    )
 
 
 def test_broken_task_module_warns_and_other_tasks_still_run(project: EvalProject) -> None:

@@ -1,0 +1,254 @@
+"""Find and import task modules, quietly, recording what each one imported.
+
+Every `*.py` directly in a task directory and every subdirectory's `main.py` is a task module.
+A module inside an importable package (lighteval's own task folders, for instance) is imported
+under its real name, so it is the same module lighteval imports; any other gets a private
+package per directory, so `tasks/json.py` never shadows the standard library. Either way the
+source is compiled afresh: a cached `.pyc` is trusted on mtime and size alone.
+
+Importing is where task files misbehave: they print, warn, log, exit, or try the network.
+What they print is kept and reported only if the import fails; `SystemExit` and any other
+`BaseException` but `KeyboardInterrupt` make that one module broken, never the run.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import hashlib
+import importlib.util
+import io
+import logging
+import sys
+import traceback
+import types
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROVIDED = {
+    "lighteval.tasks.lighteval_task": "LightevalTaskConfig",
+    "lighteval.tasks.requests": "Doc, SamplingMethod",
+    "lighteval.metrics.metrics": "Metrics",
+}
+"""lighteval modules whose names pytest_evaltasks itself provides (for the porting hint)."""
+
+IGNORE_FILE = "_"
+"""A file name starting with this is never imported as a task module (helpers, scripts)."""
+
+
+@dataclass
+class LoadedModule:
+    """One task module after its import: the module, or why there is none."""
+
+    path: Path
+    name: str
+    module: types.ModuleType | None = None
+    error: str | None = None
+    imports: set[str] = field(default_factory=set)
+    """Names of the modules this one imported, directly."""
+
+
+def discover(directory: Path) -> list[Path]:
+    """The task modules of one directory, in sorted order: `*.py`, then `*/main.py`."""
+    files = sorted(
+        path
+        for path in directory.glob("*.py")
+        if path.name != "__init__.py" and not path.name.startswith(IGNORE_FILE)
+    )
+    subdirs = sorted(
+        d
+        for d in directory.iterdir()
+        if not d.name.startswith(IGNORE_FILE) and (d / "main.py").is_file()
+    )
+    return files + [subdir / "main.py" for subdir in subdirs]
+
+
+def module_name_for(path: Path) -> str:
+    """The name a task file is imported under: its real dotted name when it is importable
+    as such, else a name in a private package derived from its directory's absolute path."""
+    real = _real_name(path)
+    if real is not None:
+        return real
+    directory = path.parent
+    if path.name == "main.py":  # `family/main.py`: `__dir` keeps it apart from `family.py`
+        package = _private_package(directory.parent)
+        return f"{_private_package(directory, f'{package}.{directory.name}__dir')}.main"
+    return f"{_private_package(directory)}.{path.stem}"
+
+
+def _real_name(path: Path) -> str | None:
+    """`a.b.c` when some `sys.path` entry holds `path` as `a/b/c.py` and importing that name
+    would load this very file (lighteval's task folders are namespace packages)."""
+    resolved = path.resolve()
+    for entry in sys.path:
+        try:
+            relative = resolved.relative_to(Path(entry or ".").resolve())
+        except (ValueError, OSError):
+            continue
+        parts = [*relative.parts[:-1], relative.stem]
+        if len(parts) < 2 or not all(part.isidentifier() for part in parts):
+            continue
+        name = ".".join(parts)
+        if not (Path(entry or ".") / parts[0] / "__init__.py").is_file():
+            continue  # only inside a regular package: a project's own folder keeps its own
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.origin and Path(spec.origin).resolve() == resolved:
+            return name
+    return None
+
+
+def _private_package(directory: Path, name: str | None = None) -> str:
+    """Register a package for a task directory so its modules can use relative imports."""
+    resolved = directory.resolve()
+    if name is None:
+        digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:10]
+        name = f"_evaltasks_{digest}"
+    if name not in sys.modules:
+        package = types.ModuleType(name)
+        package.__path__ = [str(resolved)]
+        sys.modules[name] = package
+    return name
+
+
+def load_module(path: Path, name: str) -> LoadedModule:
+    """Import one task module, quietly; a failure is recorded with its output and a hint."""
+    loaded = LoadedModule(path, name)
+    output = io.StringIO()
+    recorder = ImportRecorder(name)
+    try:
+        with _quiet(output), recorder:
+            loaded.module = _import(path, name)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit from a script's argparse, too
+        captured = output.getvalue().strip()
+        loaded.error = (
+            traceback.format_exc(limit=-3)
+            + (f"output while importing:\n{captured[-2000:]}\n" if captured else "")
+            + porting_hint(exc, recorder.failed)
+        )
+    loaded.imports = recorder.imported
+    return loaded
+
+
+def _import(path: Path, name: str) -> types.ModuleType:
+    """Execute the file's current source as module `name` (an imported one is reused)."""
+    existing = sys.modules.get(name)
+    if (
+        existing is not None
+        and not name.startswith("_evaltasks_")
+        and getattr(existing, "__file__", None) == str(path.resolve())
+    ):
+        return existing  # imported by another module under its real name: one identity
+    spec = importlib.util.spec_from_file_location(name, path.resolve())
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+        exec(code, module.__dict__)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    return module
+
+
+@contextlib.contextmanager
+def _quiet(output: io.StringIO) -> Iterator[None]:
+    """Keep what a module prints, warns or logs while it is imported."""
+    root = logging.getLogger()
+    handler = logging.StreamHandler(output)
+    saved = root.handlers[:]
+    root.handlers = [handler]
+    try:
+        with (
+            contextlib.redirect_stdout(output),
+            contextlib.redirect_stderr(output),
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        root.handlers = saved
+
+
+class ImportRecorder:
+    """Records the modules a task module imports, while it is imported.
+
+    `import` statements go through `builtins.__import__` even when the module is already
+    loaded, so each importing module's direct imports are seen, cached or not.
+    """
+
+    def __init__(self, importer: str) -> None:
+        self.importer = importer
+        self.imported: set[str] = set()
+        self.failed: str | None = None
+        self._original: Any = None
+
+    def __enter__(self) -> ImportRecorder:
+        self._original = builtins.__import__
+        builtins.__import__ = self._import  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        builtins.__import__ = self._original
+
+    def _import(
+        self,
+        name: str,
+        globals: dict[str, Any] | None = None,
+        locals: Any = None,
+        fromlist: Any = (),
+        level: int = 0,
+    ) -> Any:
+        target = _absolute(name, globals, level)
+        try:
+            module = self._original(name, globals, locals, fromlist, level)
+        except ImportError:
+            self.failed = self.failed or target
+            raise
+        if (globals or {}).get("__name__") == self.importer and target:
+            self.imported.add(target)
+            for item in fromlist or ():
+                if f"{target}.{item}" in sys.modules:
+                    self.imported.add(f"{target}.{item}")
+        return module
+
+
+def _absolute(name: str, globals: dict[str, Any] | None, level: int) -> str:
+    """The absolute name of an import, relative ones resolved against the importer."""
+    if level == 0:
+        return name
+    package = (globals or {}).get("__package__") or ""
+    try:
+        return importlib.util.resolve_name("." * level + name, package)
+    except (ImportError, ValueError):
+        return name
+
+
+def porting_hint(exc: BaseException, failed: str | None) -> str:
+    """Advice when a task file imports lighteval and lighteval is not installed."""
+    if not isinstance(exc, ImportError) or (exc.name or "").split(".")[0] != "lighteval":
+        return ""
+    wanted = failed if failed and failed.startswith("lighteval") else exc.name or "lighteval"
+    provided = PROVIDED.get(wanted)
+    if provided is not None:
+        return (
+            f"hint: lighteval is not installed, and this file imports {wanted}. Either install "
+            f"lighteval (pip install 'pytest-evaltasks[lighteval]'), or import "
+            f"`{provided}` from pytest_evaltasks instead: "
+            f"`from pytest_evaltasks import {provided}`\n"
+        )
+    return (
+        f"hint: lighteval is not installed, and this file needs lighteval's {wanted}, which "
+        f"pytest-evaltasks does not provide (only LightevalTaskConfig, Doc, SamplingMethod and "
+        f"Metrics). Install lighteval to check it in place: "
+        f"pip install 'pytest-evaltasks[lighteval]'\n"
+    )
