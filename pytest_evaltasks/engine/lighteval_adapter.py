@@ -116,15 +116,22 @@ def _changed(before: dict[str, Any], after: dict[str, Any]) -> tuple[tuple[str, 
         return None
     changed: list[tuple[str, Any]] = []
     for key, value in after.items():
-        try:
-            same = bool(before[key] == value)
-        except Exception:
-            return None
-        if not same:
-            if not isinstance(value, (str, int, float, bool, type(None))):
-                return None  # not a simple parameter: a different metric altogether
-            changed.append((key, value))
+        if _same(before[key], value):
+            continue
+        if not isinstance(value, (str, int, float, bool, type(None))):
+            return None  # not a simple parameter: a different metric altogether
+        changed.append((key, value))
     return tuple(changed)
+
+
+def _same(left: Any, right: Any) -> bool:
+    """Equal, with a copied object's bound methods equal to the original's."""
+    if callable(left) and callable(right):
+        return getattr(left, "__func__", left) is getattr(right, "__func__", right)
+    try:
+        return bool(left == right)
+    except Exception:
+        return False
 
 
 def _lighteval_values() -> list[tuple[str, Any]]:

@@ -38,7 +38,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """`--evaltasks-list` prints the registry and exits before any collection."""
+    """`--evaltasks-list` and `--evaltasks-save-data` do their job and exit before any
+    collection."""
+    if config.option.evaltasks_save_data is not None:
+        config._do_configure()
+        try:
+            return _save_data(config)
+        finally:
+            config._ensure_unconfigure()
     selector = config.option.evaltasks_list
     if selector is None:
         return None
@@ -60,10 +67,44 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     return listing.status
 
 
+def _save_data(config: pytest.Config) -> int:
+    """`--evaltasks-save-data N`: write slices of the requested tasks' datasets, then exit."""
+    from _pytest.config import create_terminal_writer
+
+    from ..engine.data_slices import save_slice
+
+    options = resolve_options(config)
+    if options.spec is None:
+        raise pytest.UsageError("--evaltasks-save-data needs --evaltasks to name the tasks")
+    if config.option.evaltasks_save_data < 1:
+        raise pytest.UsageError(
+            f"--evaltasks-save-data must be at least 1, got {config.option.evaltasks_save_data}"
+        )
+    registry = _build_registry(options)
+    writer = create_terminal_writer(config)
+    saved: set[tuple[str, str | None, str | None]] = set()
+    for request in _plan(registry, options).requests:
+        task = registry.make_task(request)
+        key = (task.config.hf_repo, task.config.hf_subset, task.config.hf_revision)
+        if key in saved:
+            continue
+        saved.add(key)
+        try:
+            slice_ = save_slice(task, options.data_dir, config.option.evaltasks_save_data)
+        except EvalTaskError as exc:
+            writer.line(f"{request.label}: {exc}", red=True)
+            return 1
+        rows = ", ".join(
+            f"{split} {count} of {slice_.sizes[split]}" for split, count in slice_.rows.items()
+        )
+        writer.line(f"{request.label}: saved {rows} rows to {_shown(slice_.directory)}")
+    return 0
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Validate everything before collection, so mistakes are usage errors (exit code 4)."""
     config.addinivalue_line("markers", "evaltask: a snapshot check of one evaluation task")
-    if config.option.evaltasks is None:
+    if config.option.evaltasks is None or config.option.evaltasks_save_data is not None:
         return
     if not syrupy_active(config):
         raise pytest.UsageError(

@@ -71,6 +71,13 @@ def add_options(parser: pytest.Parser) -> None:
         "non-zero when a task module is broken",
     )
     group.addoption(
+        "--evaltasks-save-data",
+        type=int,
+        metavar="N",
+        help="save the first N rows of every split the requested tasks read, from the Hub "
+        "(or its cache) into the data root, and exit: later runs check them offline",
+    )
+    group.addoption(
         "--evaltasks-snapshot-dir",
         metavar="DIR",
         help="where snapshots live (default: <first task dir>/__snapshots__)",

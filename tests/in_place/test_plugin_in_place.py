@@ -1,0 +1,192 @@
+"""The plugin end to end on lighteval-style task files, with lighteval installed.
+
+lighteval's own folder in place; a project's custom task files that use lighteval's classes
+(a config subclass, lighteval's `Doc`, duplicate names, a module that fails noisily); and the
+save-data round trip from a local dataset folder that `datasets` reads as it reads a Hub repo.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+lighteval = pytest.importorskip("lighteval")
+
+REPO = Path(__file__).resolve().parents[2]
+LIGHTEVAL_TASKS = Path(lighteval.__file__).parent / "tasks" / "tasks"
+BUNDLED_DATA = REPO / "tasks" / "data"
+QUIET = ("-p", "no:hypothesispytest", "-p", "no:anyio", "-p", "no:cacheprovider")
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """pytest in a fresh interpreter, offline, in pytester's directory."""
+    pytester._monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    pytester._monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    return pytester.runpytest_subprocess(*QUIET, *args)
+
+
+IN_PLACE = (f"--evaltasks-dir={LIGHTEVAL_TASKS}", f"--evaltasks-data={BUNDLED_DATA}",
+            "--evaltasks-snapshot-dir=snapshots")  # fmt: skip
+
+
+def test_lighteval_tasks_in_place_record_then_pass(pytester: pytest.Pytester) -> None:
+    spec = "arc:easy|5,gsm8k|5,mmlu:anatomy|5,hellaswag|0,piqa|0"
+    first = run(pytester, "--evaltasks", spec, *IN_PLACE, "--snapshot-update")
+    first.assert_outcomes(passed=5)
+    assert len(list((pytester.path / "snapshots").iterdir())) == 5
+    again = run(pytester, "--evaltasks", spec, *IN_PLACE, "-n", "2")
+    again.assert_outcomes(passed=5)
+    text = next((pytester.path / "snapshots").glob("arc-easy-5--*.txt")).read_text("utf-8")
+    assert "metrics: loglikelihood_acc [acc; LOGPROBS]" in text
+    assert "\n| Question:" in text
+
+
+def test_lighteval_names_work_as_node_ids_and_with_k(pytester: pytest.Pytester) -> None:
+    listing = run(pytester, "--evaltasks-list", "agieval", f"--evaltasks-dir={LIGHTEVAL_TASKS}")
+    listing.stdout.fnmatch_lines(["*agieval:aqua-rat *version*"])
+    collected = run(pytester, "--evaltasks", "agieval", *IN_PLACE, "--collect-only", "-q",
+                    "-k", "aqua-rat")  # fmt: skip
+    collected.stdout.fnmatch_lines(["evaltasks::agieval:aqua-rat|0"])
+
+
+CUSTOM = '''\
+import warnings
+from dataclasses import dataclass
+
+from lighteval.metrics.metrics import Metrics
+from lighteval.tasks.lighteval_task import LightevalTaskConfig
+from lighteval.tasks.requests import Doc
+
+
+def prompt(line, task_name):
+    return Doc(task_name=task_name, query=f"Q: {line['q']}\\nA:", choices=[" yes", " no"],
+               gold_index=line["label"])
+
+
+@dataclass
+class MyTask(LightevalTaskConfig):
+    """A lighteval config subclass with a field of its own."""
+
+    owner: str = "me"
+
+    def __init__(self, name, **kwargs):
+        super().__init__(name=name, prompt_function=prompt, hf_repo="demo", hf_subset="main",
+                         metrics=[Metrics.loglikelihood_acc], evaluation_splits=["test"],
+                         few_shots_split=["train"], **kwargs)
+
+
+print("loading custom tasks")
+warnings.warn("a warning at import")
+TASKS_TABLE = [MyTask("mine"), MyTask("twice"), MyTask("twice", version=1)]
+'''
+
+
+def write_project(pytester: pytest.Pytester) -> Path:
+    """A project whose task files are written for lighteval."""
+    tasks = pytester.path / "tasks"
+    (tasks / "data" / "demo" / "main").mkdir(parents=True)
+    for split, count in (("test", 4), ("train", 3)):
+        rows = [{"q": f"{split} {i}", "label": i % 2} for i in range(count)]
+        (tasks / "data" / "demo" / "main" / f"{split}.jsonl").write_text(
+            "".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8"
+        )
+    (tasks / "custom.py").write_text(CUSTOM, encoding="utf-8")
+    (tasks / "noisy.py").write_text(
+        'print("about to fail")\nimport warnings\nwarnings.warn("w")\n'
+        'raise RuntimeError("network is unreachable")\n',
+        encoding="utf-8",
+    )
+    return tasks
+
+
+def test_custom_lighteval_files_subclass_doc_duplicates_and_a_failing_module(
+    pytester: pytest.Pytester,
+) -> None:
+    write_project(pytester)
+    ok = run(pytester, "--evaltasks", "mine|2", "--snapshot-update")
+    ok.assert_outcomes(passed=1)
+    output = ok.stdout.str() + ok.stderr.str()
+    for quiet in ("loading custom tasks", "a warning at import"):
+        assert quiet not in output  # a module that imports fine is quiet
+    assert "about to fail" in output  # a broken one is reported with what it printed
+    text = (pytester.path / "tasks" / "__snapshots__").glob("mine-2--*.txt")
+    snapshot = next(text).read_text(encoding="utf-8")
+    assert "few_shots_split: train" in snapshot and "fewshot_ids: " in snapshot
+
+    twice = run(pytester, "--evaltasks", "twice")
+    assert twice.ret == pytest.ExitCode.USAGE_ERROR
+    twice.stderr.fnmatch_lines(["*task 'twice' is defined twice in*custom.py*"])
+
+    everything = run(pytester, "--evaltasks", "all")
+    everything.assert_outcomes(passed=1, failed=2)
+    failures = everything.stdout.str()
+    assert "FAILED evaltasks::tasks/noisy.py" in failures
+    assert "FAILED evaltasks::twice" in failures
+    assert "network is unreachable" in failures and "about to fail" in failures
+
+
+HUB_README = """\
+---
+configs:
+- config_name: easy
+  data_files:
+  - split: train
+    path: easy/train.jsonl
+  - split: test
+    path: easy/test.jsonl
+---
+"""
+
+HUB_TASK = """\
+from lighteval.metrics.metrics import Metrics
+from lighteval.tasks.lighteval_task import LightevalTaskConfig
+from lighteval.tasks.requests import Doc
+
+
+def prompt(line, task_name):
+    return Doc(task_name=task_name, query=f"Question: {line['question']}\\nAnswer:",
+               choices=[f" {c}" for c in line["choices"]], gold_index=line["answer"])
+
+
+TASKS_TABLE = [LightevalTaskConfig(name="quiz", prompt_function=prompt, hf_repo="org/quiz",
+               hf_subset="easy", metrics=[Metrics.loglikelihood_acc],
+               hf_avail_splits=["train", "test"], evaluation_splits=["test"])]
+"""
+
+
+def test_save_data_round_trip_from_a_hub_style_dataset_folder(pytester: pytest.Pytester) -> None:
+    hub = pytester.path / "org" / "quiz"
+    (hub / "easy").mkdir(parents=True)
+    (hub / "README.md").write_text(HUB_README, encoding="utf-8")
+    for split, count in (("train", 30), ("test", 80)):
+        rows = [
+            {"question": f"{split} question {i}?", "choices": ["a", "b", "c"], "answer": i % 3}
+            for i in range(count)
+        ]
+        (hub / "easy" / f"{split}.jsonl").write_text(
+            "".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8"
+        )
+    (pytester.path / "tasks").mkdir()
+    (pytester.path / "tasks" / "quiz.py").write_text(textwrap.dedent(HUB_TASK), encoding="utf-8")
+
+    saved = run(pytester, "--evaltasks", "quiz|3", "--evaltasks-save-data", "20")
+    assert saved.ret == 0
+    saved.stdout.fnmatch_lines(
+        ["quiz|3: saved test 20 of 80, train 20 of 30 rows to tasks/data/org/quiz/easy"]
+    )
+    slice_dir = pytester.path / "tasks" / "data" / "org" / "quiz" / "easy"
+    assert len((slice_dir / "test.jsonl").read_text().splitlines()) == 20
+    manifest = json.loads((slice_dir / "MANIFEST").read_text())
+    assert manifest["split_sizes"] == {"test": 80, "train": 30}
+    assert manifest["hf_repo"] == "org/quiz" and manifest["hf_subset"] == "easy"
+
+    import shutil
+
+    shutil.rmtree(pytester.path / "org")  # the "Hub" is gone: the slice is all there is
+    run(pytester, "--evaltasks", "quiz|3", "--snapshot-update").assert_outcomes(passed=1)
+    run(pytester, "--evaltasks", "quiz|3").assert_outcomes(passed=1)
+    snapshot = next((pytester.path / "tasks" / "__snapshots__").glob("quiz-3--*.txt"))
+    assert "docs: 20" in snapshot.read_text(encoding="utf-8")
