@@ -24,7 +24,7 @@ import pytest
 from pytest_evaltasks import Doc, Task, TaskConfig
 from pytest_evaltasks.engine import rows as rows_module
 from pytest_evaltasks.engine.rows import RowSource
-from pytest_evaltasks.errors import DatasetError
+from pytest_evaltasks.errors import DatasetError, EvalTaskError
 
 datasets.disable_progress_bars()
 
@@ -629,3 +629,143 @@ def test_timestamp_forms_equal_datasets_rows(value: str, tmp_path: Path) -> None
     path = tmp_path / "data" / "org/ds/default" / "validation.jsonl"
     write_jsonl(path, rows)
     assert_same_rows(local_rows(tmp_path / "data"), hf_rows(path, "json", tmp_path / "cache"))
+
+
+# --- the reader agrees with `datasets`, or fails as clearly ------------------------------------
+
+READ_LIKE_DATASETS = {
+    "invalid-date": '{"d": "2021-02-30"}\n{"d": "2021-01-01"}\n',
+    "hour-24": '{"d": "2021-01-01T24:00:00"}\n',
+    "list-of-dates": '{"d": ["2021-01-01", "2021-02-03"]}\n{"d": ["2022-05-06"]}\n',
+    "date-with-z": '{"d": "2021-01-01Z"}\n',
+    "bom": '\ufeff{"a": 1}\n{"a": 2}\n',
+    "int-beyond-int64": '{"a": 99999999999999999999}\n{"a": 1}\n',
+    "valid-surrogate-pair": '{"a": "smile \\ud83d\\ude00"}\n',
+}
+
+
+@pytest.mark.parametrize("text", READ_LIKE_DATASETS.values(), ids=READ_LIKE_DATASETS.keys())
+def test_odd_json_lines_read_as_datasets_reads_them(text: str, tmp_path: Path) -> None:
+    path = tmp_path / "data" / "org/ds/default" / "validation.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    assert_same_rows(local_rows(tmp_path / "data"), hf_rows(path, "json", tmp_path / "cache"))
+
+
+def test_a_json_file_holding_json_lines_reads_as_datasets_reads_it(tmp_path: Path) -> None:
+    path = tmp_path / "data" / "org/ds/default" / "validation.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"a": 1, "b": "x"}\n{"a": 2, "b": "y"}\n', encoding="utf-8")
+    assert_same_rows(local_rows(tmp_path / "data"), hf_rows(path, "json", tmp_path / "cache"))
+
+
+REFUSED_LIKE_DATASETS = {
+    "two-objects-on-a-line": (
+        '{"a": 1}\n{"a": 1}, {"a": 2}\n',
+        ":2:",
+        "two JSON values on one line",
+    ),
+    "duplicate-key": ('{"a": 1}\n{"a": 1, "a": 2}\n', ":2:", "key 'a' appears twice"),
+    "lone-surrogate": ('{"a": "ok"}\n{"a": "x\\ud800y"}\n', ":2:", "lone surrogate"),
+    "bad-line": ('{"a": 1}\n{"a": 1}\n{"a": oops}\n', ":3:7:", "invalid JSON Lines"),
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "what"), REFUSED_LIKE_DATASETS.values(), ids=REFUSED_LIKE_DATASETS.keys()
+)
+def test_what_datasets_refuses_is_an_error_naming_file_and_line(
+    text: str, where: str, what: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "data" / "org/ds/default" / "validation.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(Exception):  # noqa: B017 - datasets' own error types vary
+        hf_rows(path, "json", tmp_path / "cache")
+    with pytest.raises(DatasetError) as info:
+        local_rows(tmp_path / "data")
+    message = str(info.value)
+    assert f"{path}{where}" in message and what in message
+    assert "line 1 column" not in message  # no internal position of the joined text
+
+
+def test_an_empty_split_file_says_so(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "org/ds/default").mkdir(parents=True)
+    (data / "org/ds/default/validation.jsonl").write_text("", encoding="utf-8")
+    config = make_config(recording_prompt([]))
+    with pytest.raises(EvalTaskError, match=r"validation at .* are empty") as info:
+        Task(config, data_dir=data).get_docs()
+    assert "dropped by its prompt function" not in str(info.value)
+
+
+def test_a_split_that_is_a_directory_or_a_broken_link_is_named(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    folder = data / "org/ds/default"
+    write_jsonl(folder / "train.jsonl", [{"q": "a"}])
+    (folder / "validation.parquet").mkdir()
+    (folder / "validation.parquet" / "part-0.parquet").write_bytes(b"")
+    (folder / "validation.jsonl").symlink_to(folder / "gone.jsonl")
+    with pytest.raises(DatasetError) as info:
+        local_rows(data)
+    message = str(info.value)
+    assert "split 'validation' not found" in message
+    assert "validation.parquet is a directory" in message
+    assert "validation.jsonl is a broken symbolic link" in message
+    assert "splits there: train." in message  # not the directory, not the broken link
+
+
+def test_a_split_in_two_files_is_an_error_naming_both(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    jsonl = write_jsonl(data / "org/ds/default/validation.jsonl", [{"q": "new"}])
+    parquet = data / "org/ds/default/validation.parquet"
+    pq.write_table(pa.Table.from_pylist([{"q": "stale"}]), parquet)
+    with pytest.raises(DatasetError) as info:
+        local_rows(data)
+    assert str(jsonl) in str(info.value) and str(parquet) in str(info.value)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_data_file_is_a_data_error(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "data/org/ds/default/validation.jsonl", [{"q": "a"}])
+    path.chmod(0)
+    with pytest.raises(DatasetError, match="permission denied"):
+        local_rows(tmp_path / "data")
+
+
+def test_an_absolute_hf_data_files_path_is_accepted_as_datasets_accepts_it(tmp_path: Path) -> None:
+    outside = write_jsonl(tmp_path / "elsewhere" / "rows.jsonl", [{"q": "far"}])
+    (tmp_path / "data/org/ds/default").mkdir(parents=True)
+    source = RowSource(
+        "t",
+        "org/ds",
+        "default",
+        hf_data_files={"validation": str(outside)},
+        data_dir=tmp_path / "data",
+    )
+    assert source.rows("validation") == [{"q": "far"}]
+
+
+def test_without_network_the_hub_path_fails_at_once_naming_the_local_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    monkeypatch.setattr(rows_module, "hub_reachable", lambda: False)
+    called: list[str] = []
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: called.append("load"))
+    data = tmp_path / "data"
+    data.mkdir()
+    source = RowSource("t", "org/missing", "main", data_dir=data)
+    with pytest.raises(DatasetError) as info:
+        source.rows("test")
+    message = str(info.value)
+    assert str(data / "org/missing/main") in message and "cannot be reached" in message
+    assert called == []
+
+
+def test_library_and_plugin_share_the_default_data_root(tmp_path: Path) -> None:
+    from pytest_evaltasks import Registry
+
+    (tmp_path / "tasks").mkdir()
+    assert Registry([tmp_path / "tasks"]).data_dir == tmp_path / "tasks" / "data"

@@ -1,32 +1,36 @@
-"""Load a task's dataset rows: from the local data root, or through `datasets` from the Hub.
+"""Where a task's dataset rows come from: the local data root, or `datasets` (the Hub).
 
 Local layout: `<data_dir>/<hf_repo>/<hf_subset or "default">/<split>.{jsonl,json,parquet,csv}`.
-When that directory exists it is the only source for the task (no silent fall-back to the Hub).
-Local JSON rows are normalised the way Arrow would type them, so a prompt function sees the
-same values whichever path the rows took. `datasets` is imported only on the Hub path: the
-import alone costs most of a second.
+When that directory exists it is the only source for the task (no silent fall-back to the Hub);
+`local_files` reads it with the values `datasets` would give. `datasets` is imported only on
+the Hub path, and when the Hub cannot be reached the error says so at once, naming the local
+path that was looked for, instead of after half a minute of retries.
 """
 
 from __future__ import annotations
 
-import json
+import glob
 import os
-import re
-from collections.abc import Callable, Iterable, Iterator
+import socket
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from itertools import chain
-from operator import itemgetter
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError
+from .local_files import LOCAL_EXTENSIONS, Row, read_rows_file
 
 if TYPE_CHECKING:
     from .config import TaskConfig
 
-Row = dict[str, Any]
-LOCAL_EXTENSIONS = (".jsonl", ".json", ".parquet", ".csv")
+__all__ = ["LOCAL_EXTENSIONS", "Row", "RowSource", "load_hub_dataset", "preview"]
+
+HUB_HOST = ("huggingface.co", 443)
+PACKAGED_BUILDERS = frozenset(
+    {"json", "csv", "parquet", "text", "arrow", "pandas", "imagefolder", "audiofolder"}
+)
+"""`hf_repo` values that name a `datasets` builder for local files: no Hub needed."""
 
 
 @dataclass
@@ -56,12 +60,17 @@ class RowSource:
         )
 
     @property
-    def local_dir(self) -> Path | None:
-        """The local dataset directory, when the data root has one for this dataset."""
+    def expected_dir(self) -> Path | None:
+        """Where the data root would hold this dataset."""
         if self.data_dir is None:
             return None
-        directory = self.data_dir / self.hf_repo / (self.hf_subset or "default")
-        return directory if directory.is_dir() else None
+        return self.data_dir / self.hf_repo / (self.hf_subset or "default")
+
+    @property
+    def local_dir(self) -> Path | None:
+        """The local dataset directory, when the data root has one for this dataset."""
+        directory = self.expected_dir
+        return directory if directory is not None and directory.is_dir() else None
 
     @property
     def location(self) -> str:
@@ -90,31 +99,36 @@ class RowSource:
 
     def _local_rows(self, directory: Path, split: str) -> list[Row]:
         """Rows of one split from the local dataset directory."""
-        files = self._local_files(directory, split)
         rows: list[Row] = []
-        for path in files:
+        for path in self._local_files(directory, split):
             rows.extend(read_rows_file(path))
-        if any(path.suffix in (".json", ".jsonl") for path in files):
-            rows = normalise_json_rows(rows)
         return rows
 
     def _local_files(self, directory: Path, split: str) -> list[Path]:
         """The file(s) holding `split`: `hf_data_files` when set, else `<split>.<ext>`."""
         if self.hf_data_files is not None:
             return self._data_files_for(directory, split)
-        for extension in LOCAL_EXTENSIONS:
-            candidate = directory / f"{split}{extension}"
-            if candidate.is_file():
-                return [candidate]
+        candidates = [directory / f"{split}{extension}" for extension in LOCAL_EXTENSIONS]
+        present = [path for path in candidates if path.is_file()]
+        if len(present) > 1:
+            raise DatasetError(
+                f"task {self.task_name!r}: split {split!r} is in more than one file: "
+                f"{', '.join(str(path) for path in present)}; keep one (the other is stale)"
+            )
+        if present:
+            return present
+        odd = [path for path in candidates if path.is_symlink() or path.exists()]
+        why = "".join(f"; {path.name} is {_not_a_file(path)}" for path in odd)
         raise DatasetError(
             f"task {self.task_name!r}: split {split!r} not found in {directory} "
-            f"(looked for {split}{{{','.join(LOCAL_EXTENSIONS)}}}); "
+            f"(looked for {split}{{{','.join(LOCAL_EXTENSIONS)}}}{why}); "
             f"splits there: {', '.join(local_splits(directory)) or 'none'}. "
             f"Add the file or fix the task's evaluation_splits / few_shots_split."
         )
 
     def _data_files_for(self, directory: Path, split: str) -> list[Path]:
-        """Resolve `hf_data_files` (as `datasets` reads it) inside the local dataset directory."""
+        """Resolve `hf_data_files` (as `datasets` reads it) inside the local dataset directory;
+        absolute paths and patterns are taken as they are, as `datasets` takes them."""
         spec = self.hf_data_files
         mapping: dict[str, Any] = spec if isinstance(spec, dict) else {"train": spec}
         if split not in mapping:
@@ -125,7 +139,10 @@ class RowSource:
         patterns = mapping[split]
         paths: list[Path] = []
         for pattern in [patterns] if isinstance(patterns, str) else list(patterns):
-            matched = sorted(directory.glob(str(pattern)))
+            text = str(pattern)
+            base = text if os.path.isabs(text) else str(directory / text)
+            matched = sorted(Path(found) for found in glob.glob(base, recursive=True))
+            matched = [path for path in matched if path.is_file()]
             if not matched:
                 raise DatasetError(
                     f"task {self.task_name!r}: hf_data_files pattern {pattern!r} for split "
@@ -151,8 +168,39 @@ class RowSource:
         return self._hub
 
 
+def _not_a_file(path: Path) -> str:
+    """What a split path that is not a readable file is."""
+    if path.is_symlink() and not path.exists():
+        return f"a broken symbolic link (to {os.readlink(path)})"
+    if path.is_dir():
+        return "a directory (a Spark-style folder of parts? point hf_data_files at the parts)"
+    return "not a regular file"
+
+
+def local_splits(directory: Path) -> list[str]:
+    """Split names present in a local dataset directory (regular files only)."""
+    try:
+        entries = list(directory.iterdir())
+    except PermissionError:
+        raise DatasetError(f"{directory}: permission denied; make the folder readable") from None
+    return sorted({p.stem for p in entries if p.suffix in LOCAL_EXTENSIONS and p.is_file()})
+
+
 def load_hub_dataset(source: RowSource) -> Any:
     """Call `datasets.load_dataset`, turning its many failure modes into one clear error."""
+    where = source.expected_dir
+    local_hint = f"no local copy at {where}" if where is not None else "no local data root"
+    offline = _offline()
+    # A dataset folder (read as a repo) or a packaged builder needs no Hub.
+    local = Path(source.hf_repo).is_dir() or source.hf_repo in PACKAGED_BUILDERS
+    if not offline and not local and not hub_reachable():
+        raise DatasetError(
+            f"task {source.task_name!r}: {local_hint}, and the Hugging Face Hub "
+            f"({HUB_HOST[0]}) cannot be reached to load {source.hf_repo!r} subset "
+            f"{source.hf_subset!r}. Put the split files at {where or '<data root>'}, save a "
+            f"slice with --evaltasks-save-data where the Hub is reachable, or set "
+            f"HF_HUB_OFFLINE=1 to use the datasets cache."
+        )
     import datasets
 
     try:
@@ -163,12 +211,6 @@ def load_hub_dataset(source: RowSource) -> Any:
             data_files=source.hf_data_files,
         )
     except Exception as exc:
-        local_hint = (
-            f"no local copy at {source.data_dir / source.hf_repo / (source.hf_subset or 'default')}"
-            if source.data_dir is not None
-            else "no local data root configured"
-        )
-        offline = os.environ.get("HF_DATASETS_OFFLINE") or os.environ.get("HF_HUB_OFFLINE")
         raise DatasetError(
             f"task {source.task_name!r}: cannot load dataset {source.hf_repo!r} subset "
             f"{source.hf_subset!r} (revision {source.hf_revision or 'default'}) from the Hugging "
@@ -178,202 +220,22 @@ def load_hub_dataset(source: RowSource) -> Any:
         ) from exc
 
 
-def local_splits(directory: Path) -> list[str]:
-    """Split names present in a local dataset directory."""
-    return sorted({p.stem for p in directory.iterdir() if p.suffix in LOCAL_EXTENSIONS})
+def _offline() -> bool:
+    """`HF_HUB_OFFLINE` or `HF_DATASETS_OFFLINE` is set (the cache alone is used)."""
+    return any(
+        os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+        for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    )
 
 
-def read_rows_file(path: Path) -> list[Row]:
-    """Read one local data file into row dicts, by extension."""
-    suffix = path.suffix
+@cache
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether a connection to the Hub opens (asked once per process)."""
     try:
-        if suffix == ".jsonl":
-            return _read_jsonl(path)
-        if suffix == ".json":
-            return _read_json(path)
-        if suffix == ".parquet":
-            import pyarrow.parquet as pq
-
-            return list(pq.read_table(path).to_pylist())
-        if suffix == ".csv":
-            return _read_csv(path)
-    except DatasetError:
-        raise
-    except (OSError, ValueError) as exc:
-        raise DatasetError(f"cannot read data file {path}: {type(exc).__name__}: {exc}") from exc
-    raise DatasetError(f"unsupported data file {path}; use one of {', '.join(LOCAL_EXTENSIONS)}")
-
-
-def _read_jsonl(path: Path) -> list[Row]:
-    """JSON Lines, parsed by one `json.loads` over the whole file; on failure, name the bad line.
-
-    Lines are separated by `\\n` only, as in JSON Lines and Arrow's reader: `str.splitlines`
-    would also split at U+2028, U+0085 and friends, which may appear raw inside JSON strings.
-    A raw newline cannot occur inside a JSON value, so turning every `\\n` into `,` yields one
-    array with the same rows; blank lines make it invalid and take the line-by-line path.
-    """
-    text = path.read_text(encoding="utf-8")
-    try:
-        rows: list[Row] = json.loads("[" + text.strip().replace("\n", ",") + "]")
-    except json.JSONDecodeError:
-        rows = [_parse_line(path, number, line) for number, line in _numbered(text)]
-    if not all(type(row) is dict for row in rows):
-        for position, row in enumerate(rows):
-            if not isinstance(row, dict):
-                raise DatasetError(f"{path}: row {position} is {type(row).__name__}, not an object")
-    return rows
-
-
-def _numbered(text: str) -> Iterator[tuple[int, str]]:
-    """Non-blank lines with their 1-based line numbers (split at `\\n` only)."""
-    for number, line in enumerate(text.split("\n"), start=1):
-        if line.strip():
-            yield number, line
-
-
-def _parse_line(path: Path, number: int, line: str) -> Row:
-    """Parse one JSONL line, naming file and line on failure."""
-    try:
-        value: Row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path}:{number}: invalid JSON ({exc.msg}): {line[:120]}") from exc
-    return value
-
-
-def _read_json(path: Path) -> list[Row]:
-    """A JSON array of row objects; a lone top-level object is one row, as `datasets` reads it."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from exc
-    if isinstance(data, dict):
-        return [data]
-    if isinstance(data, list) and all(isinstance(row, dict) for row in data):
-        return data
-    raise DatasetError(f"{path}: expected a JSON array of row objects (or one object)")
-
-
-def _read_csv(path: Path) -> list[Row]:
-    """CSV through pandas and Arrow, the way the `datasets` CSV builder types it."""
-    import pandas as pd
-    import pyarrow as pa
-
-    frame = pd.read_csv(path)
-    return list(pa.Table.from_pandas(frame, preserve_index=False).to_pylist())
-
-
-def normalise_json_rows(rows: list[Row]) -> list[Row]:
-    """Give JSON rows the shape `datasets` gives them: one key set, missing values None, ints
-    promoted to floats in a column that mixes both (also inside lists and uniform objects).
-
-    Runs once per split over every row, so the scans are C-level (`map`, `set`): a split whose
-    rows already agree (the usual case) costs a few milliseconds and is returned unchanged.
-    """
-    if not rows:
-        return rows
-    shapes = set(map(tuple, rows))
-    if len(shapes) == 1:
-        columns = list(shapes.pop())
-    else:
-        columns = _union_keys(rows)
-        rows = [{key: row.get(key) for key in columns} for row in rows]
-    for key in columns:
-        values = list(map(itemgetter(key), rows))
-        fixed = _unify_values(values)
-        if fixed is not values:
-            for row, value in zip(rows, fixed, strict=True):
-                row[key] = value
-    return rows
-
-
-def _union_keys(rows: list[Row]) -> list[str]:
-    """All keys in order of first appearance."""
-    seen: dict[str, None] = {}
-    for row in rows:
-        for key in row:
-            seen.setdefault(key, None)
-    return list(seen)
-
-
-def _unify_values(values: list[Any]) -> list[Any]:
-    """Values of one column (or list elements) typed alike; returns `values` itself if unchanged."""
-    kinds = _kinds(values)
-    if kinds == {list}:
-        return _unify_lists(values)
-    if kinds == {dict}:
-        return _unify_dicts(values)
-    if _mixes_numbers(kinds):
-        return [float(v) if type(v) is int else v for v in values]
-    if kinds == {str} and _all_timestamps(values):
-        return [None if v is None else _timestamp(v) for v in values]
-    return values
-
-
-# What Arrow's JSON reader (and so `datasets`) infers as a timestamp: a date, optionally a
-# time to the hour, minute or second (no fraction), optionally a UTC offset.
-_TIMESTAMP = re.compile(
-    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}(?::\d{2}(?::\d{2})?)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?"
-)
-
-
-def _all_timestamps(values: list[Any]) -> bool:
-    """True when every string looks like a timestamp; the first string usually settles it."""
-    present = [v for v in values if v is not None]
-    if not present or not _TIMESTAMP.fullmatch(present[0]):
+        with socket.create_connection(HUB_HOST, timeout=timeout):
+            return True
+    except OSError:
         return False
-    return all(_TIMESTAMP.fullmatch(v) for v in present)
-
-
-def _timestamp(text: str) -> datetime:
-    """The naive UTC datetime Arrow makes of a timestamp string."""
-    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
-    return value
-
-
-def _kinds(values: Iterable[Any]) -> set[type]:
-    """The types among `values`, None aside (a C-level scan)."""
-    kinds = set(map(type, values))
-    kinds.discard(type(None))
-    return kinds
-
-
-def _mixes_numbers(kinds: set[type]) -> bool:
-    """Ints next to floats (and nothing else): Arrow types the column as float."""
-    return int in kinds and float in kinds and kinds <= {int, float}
-
-
-def _unify_lists(values: list[Any]) -> list[Any]:
-    """Unify the elements of every list in a column together, as one Arrow list type."""
-    present = values if None not in values else [value for value in values if value is not None]
-    kinds = _kinds(chain.from_iterable(present))
-    if kinds != {list} and kinds != {dict} and not _mixes_numbers(kinds):
-        return values  # scalars already typed alike: the usual case, no flat copy needed
-    flat = list(chain.from_iterable(present))
-    fixed = _unify_values(flat)
-    if fixed is flat:
-        return values
-    out: list[Any] = []
-    position = 0
-    for value in values:
-        if value is None:
-            out.append(None)
-            continue
-        out.append(fixed[position : position + len(value)])
-        position += len(value)
-    return out
-
-
-def _unify_dicts(values: list[Any]) -> list[Any]:
-    """Nested objects with one key set become typed structs; objects whose keys differ stay
-    as they are, as `datasets` keeps them (its `Json` feature)."""
-    present = [value for value in values if value is not None]
-    if any(value.keys() != present[0].keys() for value in present):
-        return values
-    normalised = normalise_json_rows([dict(value) for value in present])
-    iterator = iter(normalised)
-    return [None if value is None else next(iterator) for value in values]
 
 
 def preview(row: Row, limit: int = 200) -> str:

@@ -90,6 +90,7 @@ class Task:
         self.sampler = FewShotSampler(self._pool, config.few_shots_select, config.name)
         self._eval_docs: list[Doc] | None = None
         self._eval_labels: list[str] = []
+        self._rows_read = 0
         self._fewshot_docs: list[Doc] | None = None
 
     @property
@@ -223,8 +224,11 @@ class Task:
             docs: list[Doc] = []
             labels: list[str] = []
             several = len(self.config.evaluation_splits) > 1
+            self._rows_read = 0
             for split in self.config.evaluation_splits:
-                split_docs = self._split_docs(split, self.source.rows(split), few_shots=False)
+                rows = self.source.rows(split)
+                self._rows_read += len(rows)
+                split_docs = self._split_docs(split, rows, few_shots=False)
                 docs.extend(split_docs)
                 labels.extend(f"{split}/{doc.id}" if several else doc.id for doc in split_docs)
             if self.config.must_remove_duplicate_docs:
@@ -244,11 +248,15 @@ class Task:
         them: lighteval keeps drawing few-shot samples from that same generator."""
         source_docs = self.eval_docs()
         if not source_docs:
-            raise EvalTaskError(
-                f"task {self.name!r} has no documents to evaluate: every row of "
-                f"{', '.join(self.config.evaluation_splits)} at {self.source.location} was "
-                f"dropped by its prompt function or hf_filter"
+            splits = ", ".join(self.config.evaluation_splits)
+            empty = "are empty" if self.config.hf_filter is None else "keep no row after hf_filter"
+            why = (
+                f"split(s) {splits} at {self.source.location} {empty}"
+                if not self._rows_read
+                else f"every row of {splits} at {self.source.location} was dropped by its "
+                f"prompt function"
             )
+            raise EvalTaskError(f"task {self.name!r} has no documents to evaluate: {why}")
         # Shuffling positions draws exactly what shuffling the docs would (same length).
         order = list(range(len(source_docs)))
         rnd = random.Random(42)
