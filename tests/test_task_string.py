@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import pytest
 
 from pytest_evaltasks import parse_task_string
-from pytest_evaltasks.engine.task_string import TaskRequest
+from pytest_evaltasks.engine.task_string import TaskRequest, parse_label
 from pytest_evaltasks.errors import EvalTaskError, TaskStringError
 
 
@@ -226,3 +227,46 @@ def test_request_key_identifies_name_count_and_params() -> None:
     assert TaskRequest("t", 1).key == TaskRequest("t", 1).key
     assert TaskRequest("t", 1).key != TaskRequest("t", 2).key
     assert TaskRequest("t", 1, (("k", 1),)).key != TaskRequest("t", 1).key
+
+
+# --- values with separators, comments, likely mistakes ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "params", "shots"),
+    [
+        ("gen@k=[1,2]|0", (("k", [1, 2]),), 0),
+        ("gen@sep='a|b'|3", (("sep", "a|b"),), 3),
+        ("gen@pair=(1, 'x,y')@n=2|1", (("pair", (1, "x,y")), ("n", 2)), 1),
+        ("gen@at='a@b'|2", (("at", "a@b"),), 2),
+    ],
+)
+def test_parameter_values_may_hold_separators(
+    spec: str, params: tuple[tuple[str, object], ...], shots: int
+) -> None:
+    (request,) = parse_task_string(spec)
+    assert (request.name, request.metric_params, request.num_fewshots) == ("gen", params, shots)
+    assert parse_label(request.label) == TaskRequest("gen", shots, params, request.label)
+
+
+def test_a_list_file_allows_inline_comments(tmp_path: Path) -> None:
+    listing = tmp_path / "ci_tasks.txt"
+    listing.write_text("# all of them\nmmlu|5  # the main one\ngsm8k|0 # and\n", encoding="utf-8")
+    assert [(r.name, r.num_fewshots) for r in parse_task_string(str(listing))] == [
+        ("mmlu", 5),
+        ("gsm8k", 0),
+    ]
+
+
+def test_a_mistyped_list_file_is_no_such_file(tmp_path: Path) -> None:
+    with pytest.raises(TaskStringError, match="no such task-list file: 'tasks/ci_task.txt'"):
+        parse_task_string("tasks/ci_task.txt")
+
+
+@pytest.mark.parametrize(
+    ("spec", "meant"),
+    [("mmlu:anatomy|5|0", "'mmlu:anatomy|5'"), ("lighteval|mmlu:anatomy|5|0", "'mmlu:anatomy|5'")],
+)
+def test_older_lighteval_forms_say_what_was_meant(spec: str, meant: str) -> None:
+    with pytest.raises(TaskStringError, match=f"did you mean {meant}"):
+        parse_task_string(spec)

@@ -36,13 +36,15 @@ class BrokenModule:
         """File and the last lines of the traceback, for error messages."""
         return f"{self.path}:\n{self.error.rstrip()}"
 
-    def summary(self) -> str:
-        """File and the error's last line (the exception, or the hint)."""
+    @property
+    def exception(self) -> str:
+        """The error's last line: the exception (hints and captured output aside)."""
         lines = [line for line in self.error.strip().split("\n") if line.strip()]
-        exception = next(
-            (line for line in reversed(lines) if not line.startswith(("hint:", " "))), ""
-        )
-        return f"{self.path}: {exception}"
+        return next((line for line in reversed(lines) if not line.startswith(("hint:", " "))), "")
+
+    def summary(self) -> str:
+        """File and exception, on one line."""
+        return f"{self.path}: {self.exception}"
 
 
 @dataclass

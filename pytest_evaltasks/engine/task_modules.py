@@ -127,10 +127,11 @@ def load_module(path: Path, name: str) -> LoadedModule:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # SystemExit from a script's argparse, too
-        captured = output.getvalue().strip()
+        captured = output.getvalue().strip()[-2000:]
+        shown = "".join(f"  | {line}\n" for line in captured.split("\n")) if captured else ""
         loaded.error = (
-            traceback.format_exc(limit=-3)
-            + (f"output while importing:\n{captured[-2000:]}\n" if captured else "")
+            (f"output while importing:\n{shown}" if shown else "")
+            + traceback.format_exc(limit=-3)
             + porting_hint(exc, recorder.failed)
         )
     loaded.imports = recorder.imported

@@ -100,17 +100,78 @@ def parse_task_string(spec: str) -> list[TaskRequest]:
 
 
 def _read_items(spec: str) -> list[str]:
-    """Split `spec` into items; read it as a file only when it is the path of an existing file."""
-    path = _existing_file(spec.strip())
+    """Split `spec` into items; read it as a file only when it is the path of an existing file.
+
+    Commas and `|` inside a parameter value (`@k=[1,2]`, `@sep='a|b'`) do not split. In a file,
+    `#` starts a comment, on its own line or after an item.
+    """
+    stripped = spec.strip()
+    path = _existing_file(stripped)
     if path is not None:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise TaskStringError(f"cannot read task file {path}: {exc}") from exc
-        lines = [line.strip() for line in text.splitlines()]
-        kept = [line for line in lines if line and not line.startswith("#")]
-        return [part.strip() for line in kept for part in line.split(",")]
-    return [part.strip() for part in spec.split(",")]
+        lines = [_without_comment(line).strip() for line in text.splitlines()]
+        return [part.strip() for line in lines if line for part in split_outside(line, ",")]
+    if _looks_like_a_file(stripped):
+        raise TaskStringError(
+            f"no such task-list file: {stripped!r} (a task string is read from a file only when "
+            f"it is the path of an existing file); check the path, or {ACCEPTED_FORMS}"
+        )
+    return [part.strip() for part in split_outside(spec, ",")]
+
+
+def _looks_like_a_file(text: str) -> bool:
+    """A path-like task string: it names a folder or a list file, not a task."""
+    return (
+        bool(text)
+        and "|" not in text
+        and ("/" in text or "\\" in text or text.endswith((".txt", ".list", ".tasks")))
+    )
+
+
+def _without_comment(line: str) -> str:
+    """A line up to a `#` that starts a comment (at the start, or after a space)."""
+    for position in range(len(line)):
+        starts = line[position] == "#" and (position == 0 or line[position - 1].isspace())
+        if starts and not _inside_quotes(line[:position]):
+            return line[:position]
+    return line
+
+
+def _inside_quotes(text: str) -> bool:
+    """Whether the end of `text` is inside a quoted string."""
+    quote: str | None = None
+    for char in text:
+        if quote is None and char in "'\"":
+            quote = char
+        elif char == quote:
+            quote = None
+    return quote is not None
+
+
+def split_outside(text: str, separator: str) -> list[str]:
+    """Split at `separator`, except inside brackets or quotes (parameter values)."""
+    parts: list[str] = []
+    depth = 0
+    quote: str | None = None
+    start = 0
+    for position, char in enumerate(text):
+        if quote is not None:
+            if char == quote:
+                quote = None
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth = max(depth - 1, 0)
+        elif char == separator and depth == 0:
+            parts.append(text[start:position])
+            start = position + 1
+    parts.append(text[start:])
+    return parts
 
 
 def _existing_file(text: str) -> Path | None:
@@ -126,10 +187,18 @@ def _existing_file(text: str) -> Path | None:
 
 def parse_task_item(item: str) -> TaskRequest:
     """Parse one item such as `mmlu:anatomy@k=1|5`."""
-    parts = [part.strip() for part in item.split("|")]
+    parts = [part.strip() for part in split_outside(item, "|")]
     if len(parts) > 3:
-        raise TaskStringError(f"task {item!r} has more than two '|'; {ACCEPTED_FORMS}")
+        raise TaskStringError(_too_many_parts(item, parts))
     if len(parts) == 3:
+        if parts[1].isdigit() and not parts[2].isdigit():
+            raise TaskStringError(_too_many_parts(item, parts))
+        if parts[1].isdigit():
+            raise TaskStringError(
+                f"task {item!r}: read as 'suite|task|N', its task would be {parts[1]!r}; did "
+                f"you mean {parts[0] + '|' + parts[1]!r}? (the last part of lighteval's older "
+                f"'task|N|truncate' form is not used); {ACCEPTED_FORMS}"
+            )
         warnings.warn(
             f"task {item!r}: the 'suite|task|N' form is deprecated and the suite "
             f"{parts[0]!r} is ignored; write '{parts[1]}|{parts[2]}'",
@@ -139,11 +208,24 @@ def parse_task_item(item: str) -> TaskRequest:
         parts = parts[1:]
     name_part = parts[0]
     num_fewshots = _parse_fewshots(item, parts[1]) if len(parts) == 2 else 0
-    name, *param_parts = [piece.strip() for piece in name_part.split("@")]
+    name, *param_parts = [piece.strip() for piece in split_outside(name_part, "@")]
     if not name:
         raise TaskStringError(f"task {item!r} has an empty name; {ACCEPTED_FORMS}")
     params = tuple(_parse_param(item, piece) for piece in param_parts if piece)
     return TaskRequest(name=name, num_fewshots=num_fewshots, metric_params=params, item=item)
+
+
+def _too_many_parts(item: str, parts: list[str]) -> str:
+    """The error for more than two `|`, with what the user most likely meant."""
+    numbers = [part for part in parts[1:] if part.isdigit()]
+    names = [part for part in parts if part and not part.isdigit()]
+    guess = f"{names[-1]}|{numbers[0]}" if names and numbers else None
+    hint = f"; did you mean {guess!r}?" if guess else ""
+    return (
+        f"task {item!r} has more than two '|'{hint} (lighteval's older "
+        f"'suite|task|N|truncate' form is not supported: the suite and the last part are "
+        f"dropped); {ACCEPTED_FORMS}"
+    )
 
 
 def _parse_fewshots(item: str, text: str) -> int:

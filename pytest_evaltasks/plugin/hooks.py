@@ -19,10 +19,9 @@ from .items import (
     COLLECTOR_NAME,
     CONTEXT_KEY,
     EvalTasksCollector,
-    EvalTasksWarning,
     RunContext,
 )
-from .options import Options, add_options, resolve_options
+from .options import Options, add_options, resolve_options, take_node_ids
 from .summary import RunSummary, count
 
 if TYPE_CHECKING:
@@ -104,28 +103,43 @@ def _save_data(config: pytest.Config) -> int:
 def pytest_configure(config: pytest.Config) -> None:
     """Validate everything before collection, so mistakes are usage errors (exit code 4)."""
     config.addinivalue_line("markers", "evaltask: a snapshot check of one evaluation task")
-    if config.option.evaltasks is None or config.option.evaltasks_save_data is not None:
+    node_ids = take_node_ids(config)
+    if config.option.evaltasks is None and not node_ids:
         return
+    if config.option.evaltasks_save_data is not None:
+        return
+    _allow_bars_in_keywords(config)
     if not syrupy_active(config):
         raise pytest.UsageError(
             "--evaltasks needs syrupy's pytest plugin, which is disabled here (-p no:syrupy); "
             "remove that option"
         )
-    options = resolve_options(config)
+    options = resolve_options(config, node_ids)
     if options.problems:
         raise pytest.UsageError("\n".join(options.problems))
     registry = _build_registry(options)
-    assert options.spec is not None
     plan = _plan(registry, options)
-    if not plan.broken:
-        for broken in registry.broken:
-            config.issue_config_time_warning(
-                EvalTasksWarning(f"task module failed to import: {broken.describe()}"), stacklevel=2
-            )
     template, options = _load_template(options, config.rootpath)
     config.stash[CONTEXT_KEY] = RunContext(
         options=options, registry=registry, plan=plan, template=template
     )
+
+
+def _allow_bars_in_keywords(config: pytest.Config) -> None:
+    """`-k "anatomy|5"`: `|` is not allowed in pytest's keyword expressions, so where the
+    expression does not parse as given, read `|` as `/`, under which each item's name is also
+    a keyword (`-k "anatomy/5"` is the documented form)."""
+    keyword = config.option.keyword
+    if not keyword or "|" not in keyword:
+        return
+    try:
+        from _pytest.mark.expression import Expression
+    except ImportError:
+        return
+    try:
+        Expression.compile(keyword)
+    except Exception:  # SyntaxError in pytest 9, ParseError before
+        config.option.keyword = keyword.replace("|", "/")
 
 
 def _build_registry(options: Options) -> Registry:
@@ -142,11 +156,11 @@ def _plan(registry: Registry, options: Options) -> RunPlan:
     """The items of this run, with task-string errors as usage errors."""
     from .plan import plan_run
 
-    assert options.spec is not None
     try:
-        return plan_run(registry, options.spec, options.snapshot_dir)
+        return plan_run(registry, options.specs, options.snapshot_dir, options.node_ids)
     except EvalTaskError as exc:
-        raise pytest.UsageError(f"--evaltasks {options.spec!r}: {exc}") from None
+        what = f"--evaltasks {options.spec!r}" if options.specs else "node ids"
+        raise pytest.UsageError(f"{what}: {exc}") from None
 
 
 def _load_template(options: Options, root: Path) -> tuple[ChatTemplate | None, Options]:
@@ -194,13 +208,24 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         extra.append(count(len(plan.broken), "broken task module"))
     if plan.orphans:
         extra.append(count(len(plan.orphans), "orphan snapshot"))
-    return [
-        f"evaltasks: {count(len(plan.requests), 'task')} from {options.spec!r}"
+    lines = [
+        f"evaltasks: {count(len(plan.requests), 'task')} from "
+        f"{repr(options.spec) if options.specs else 'the node ids given'}"
         + (f" and {', '.join(extra)}" if extra else "")
         + f" ({mode} mode)",
         f"evaltasks: snapshots in {_shown(options.snapshot_dir)}, data in "
         f"{_shown(options.data_dir)}",
     ]
+    broken = context.registry.broken
+    if broken and not plan.broken:  # under `all` they are failing items instead
+        lines.append(
+            f"evaltasks: {count(len(broken), 'task module')} failed to import (none of this "
+            f"run's tasks is in them; pytest --evaltasks-list shows the errors):"
+        )
+        lines += [f"  {_shown(module.path)}: {module.exception}" for module in broken[:5]]
+        if len(broken) > 5:
+            lines.append(f"  ... and {len(broken) - 5} more")
+    return lines
 
 
 def _shown(path: Path) -> str:
@@ -241,6 +266,12 @@ def pytest_terminal_summary(
 ) -> None:
     """Tasks checked, docs rendered, outcomes, snapshots written, version bumps needed."""
     if CONTEXT_KEY not in config.stash:
+        if "evaltask" in (config.option.markexpr or ""):
+            terminalreporter.line(
+                "evaltasks: task items exist only with --evaltasks: "
+                'pytest --evaltasks all -m evaltask (or --evaltasks "mmlu|5", ...)',
+                yellow=True,
+            )
         return
     summary = RunSummary.from_properties(
         report.user_properties

@@ -110,8 +110,12 @@ class EvalTasksCollector(pytest.Collector):
             items.append(
                 OrphanItem.from_parent(self, name=_relative(orphan.path, root), orphan=orphan)
             )
+        wanted = set(context.options.node_ids)
+        if wanted and context.options.specs:
+            items = [item for item in items if item.name in wanted]
         for item in items:
             item.add_marker("evaltask")
+            item.extra_keyword_matches.add(item.name.replace("|", "/"))
         return items
 
 
@@ -156,10 +160,26 @@ class CheckItem(pytest.Item):
         return self.path, max(self.source_line - 1, 0), f"evaltask {self.name}"
 
     def warn_here(self, message: str) -> None:
-        """A warning pointing at the item's file and line (never at this module)."""
-        warnings.warn_explicit(
-            EvalTasksWarning(message), EvalTasksWarning, str(self.path), max(self.source_line, 1)
-        )
+        """A warning pointing at the item's file and line (never at this module).
+
+        Under `-W error` (or `filterwarnings = error`) the warning fails the item with its
+        message, not with a traceback through this plugin.
+        """
+        try:
+            warnings.warn_explicit(
+                EvalTasksWarning(message),
+                EvalTasksWarning,
+                str(self.path),
+                max(self.source_line, 1),
+            )
+        except Warning as raised:
+            raise CheckFailed(
+                FailureReport(
+                    f"{self.name}: {raised} (a warning, turned into an error by the warning "
+                    f"filters)",
+                    [],
+                )
+            ) from None
 
 
 class TaskItem(CheckItem):

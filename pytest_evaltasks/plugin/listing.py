@@ -65,8 +65,7 @@ def list_tasks(registry: Registry, selector: str, root: Path, snapshot_dir: Path
     for unusable in registry.unusable.values():
         lines.append((f"unusable task name {unusable.name!r}: {unusable.reason}", "red"))
     for broken in registry.broken:
-        last = broken.error.strip().split("\n")[-1]
-        lines.append((f"failed to import: {_shown(broken.path, root)}: {last}", "red"))
+        lines.append((f"failed to import: {_shown(broken.path, root)}: {broken.exception}", "red"))
     status = 1 if registry.broken or registry.unusable else 0
     return Listing(lines, status)
 

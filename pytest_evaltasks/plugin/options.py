@@ -18,7 +18,8 @@ from ..snapshot.format import RunSettings
 class Options:
     """Everything the plugin needs from the command line and the ini file."""
 
-    spec: str | None
+    specs: list[str]
+    """Every `--evaltasks` value (the option may repeat), or node ids given as arguments."""
     task_dirs: list[Path]
     custom_tasks: list[Path]
     data_dir: Path
@@ -28,6 +29,13 @@ class Options:
     allow_unversioned: bool = False
     update: bool = False
     problems: list[str] = field(default_factory=list)
+    node_ids: list[str] = field(default_factory=list)
+    """`evaltasks::LABEL` arguments: with `--evaltasks`, only these items run."""
+
+    @property
+    def spec(self) -> str | None:
+        """The task strings as one text, for messages (None without `--evaltasks`)."""
+        return " + ".join(self.specs) if self.specs else None
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -35,8 +43,10 @@ def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("evaltasks", "snapshot tests of evaluation-task prompts")
     group.addoption(
         "--evaltasks",
+        action="append",
         metavar="SPEC",
-        help="task string (e.g. 'mmlu|5,gsm8k'), a file of task strings, or 'all'",
+        help="task string (e.g. 'mmlu|5,gsm8k'), a file of task strings, or 'all' "
+        "(repeatable: the values add up)",
     )
     group.addoption(
         "--evaltasks-dir",
@@ -94,8 +104,27 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("evaltasks_docs", "docs shown in full per snapshot", default="")
 
 
-def resolve_options(config: pytest.Config) -> Options:
-    """Read options and ini values into absolute paths and typed settings."""
+NODE_PREFIX = "evaltasks::"
+
+
+def take_node_ids(config: pytest.Config) -> list[str]:
+    """Remove `evaltasks::LABEL` arguments from pytest's paths and return their labels.
+
+    pytest would look for a file named `evaltasks`; these are our items' node ids, printed in
+    every report, so a user can pass one back to rerun that task.
+    """
+    labels = [arg[len(NODE_PREFIX) :] for arg in config.args if arg.startswith(NODE_PREFIX)]
+    if labels:
+        config.args[:] = [arg for arg in config.args if not arg.startswith(NODE_PREFIX)]
+    return labels
+
+
+def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) -> Options:
+    """Read options and ini values into absolute paths and typed settings.
+
+    Path options are given as `--evaltasks-snapshot-dir=DIR`: in the space form pytest may take
+    the value for a test path when it chooses its rootdir and ini file.
+    """
     cwd = config.invocation_params.dir
     ini_dir = config.inipath.parent if config.inipath else cwd
     opt = config.option
@@ -113,14 +142,30 @@ def resolve_options(config: pytest.Config) -> Options:
     max_samples = opt.evaltasks_max_samples
     if max_samples is not None and max_samples < 1:
         problems.append(f"--evaltasks-max-samples must be at least 1, got {max_samples}")
+    first = Path(task_dirs[0])
+    data_dir = data_dir or first / "data"
+    snapshot_dir = snapshot_dir or first / "__snapshots__"
+    for option, path in (
+        ("--evaltasks-snapshot-dir", snapshot_dir),
+        ("--evaltasks-data", data_dir),
+    ):
+        if path.exists() and not path.is_dir():
+            problems.append(f"{option}: {path} is a file, not a directory; name a directory")
+    system_prompt = opt.evaltasks_system_prompt
+    if system_prompt is not None and not _is_text(system_prompt):
+        problems.append(
+            "--evaltasks-system-prompt holds bytes that are not UTF-8 text; pass the prompt as "
+            "UTF-8 (check the terminal's or the shell script's encoding)"
+        )
+    ids = list(node_ids or [])
     return Options(
-        spec=opt.evaltasks,
+        specs=list(opt.evaltasks or []),
         task_dirs=[Path(p) for p in task_dirs],
         custom_tasks=[Path(p) for p in custom],
-        data_dir=data_dir or Path(task_dirs[0]) / "data",
-        snapshot_dir=snapshot_dir or Path(task_dirs[0]) / "__snapshots__",
+        data_dir=data_dir,
+        snapshot_dir=snapshot_dir,
         run=RunSettings(
-            system_prompt=opt.evaltasks_system_prompt,
+            system_prompt=system_prompt,
             chat_template=opt.evaltasks_chat_template,
             docs_shown=docs,
             max_samples=max_samples,
@@ -129,7 +174,17 @@ def resolve_options(config: pytest.Config) -> Options:
         allow_unversioned=bool(opt.evaltasks_allow_unversioned),
         update=bool(getattr(opt, "update_snapshots", False)),
         problems=problems,
+        node_ids=ids,
     )
+
+
+def _is_text(value: str) -> bool:
+    """Encodable as UTF-8: argv bytes that are not UTF-8 arrive as lone surrogates."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _paths(base: Path, values: list[str] | None) -> list[Path]:

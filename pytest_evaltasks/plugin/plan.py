@@ -43,10 +43,27 @@ class RunPlan:
         return len(self.requests) + len(self.broken) + len(self.orphans) + len(self.unusable)
 
 
-def plan_run(registry: Registry, spec: str, snapshot_dir: Path) -> RunPlan:
-    """The plan for a task string; `all` also checks modules and snapshot files."""
-    if spec.strip() != ALL_TASKS:
-        return RunPlan(registry.resolve(spec))
+def plan_run(
+    registry: Registry, specs: list[str], snapshot_dir: Path, node_ids: list[str] | None = None
+) -> RunPlan:
+    """The plan for the task strings (`all` also checks modules and snapshot files).
+
+    Without task strings, node ids given as arguments (`evaltasks::mmlu:anatomy|5`) name the
+    tasks to run.
+    """
+    explicit = [spec for spec in specs if spec.strip() != ALL_TASKS]
+    if not specs and node_ids:
+        return RunPlan(registry.resolve([parse_label(label) for label in node_ids]))
+    requests = _unique([request for spec in explicit for request in registry.resolve(spec)])
+    if len(explicit) == len(specs):
+        return RunPlan(requests)
+    everything = _all_tasks(registry, snapshot_dir)
+    everything.requests[:] = _unique([*everything.requests, *requests])
+    return everything
+
+
+def _all_tasks(registry: Registry, snapshot_dir: Path) -> RunPlan:
+    """`all`: every registered task at its recorded shot counts, broken modules, orphans."""
     recorded: dict[str, list[TaskRequest]] = {}
     orphans: list[Orphan] = []
     for path, label in recorded_labels(snapshot_dir).items():
@@ -61,6 +78,17 @@ def plan_run(registry: Registry, spec: str, snapshot_dir: Path) -> RunPlan:
         requests.extend(found or [TaskRequest(name)])
     unusable = [registry.unusable[name] for name in sorted(registry.unusable)]
     return RunPlan(requests, list(registry.broken), orphans, unusable)
+
+
+def _unique(requests: list[TaskRequest]) -> list[TaskRequest]:
+    """Requests without repeats, in order."""
+    seen: set[tuple[str, int, str]] = set()
+    kept: list[TaskRequest] = []
+    for request in requests:
+        if request.key not in seen:
+            seen.add(request.key)
+            kept.append(request)
+    return kept
 
 
 def _owner(registry: Registry, path: Path, label: str | None) -> tuple[TaskRequest | None, str]:

@@ -154,19 +154,24 @@ def test_list_exits_non_zero_when_a_module_is_broken(project: EvalProject) -> No
     )
 
 
-def test_broken_task_module_warns_and_other_tasks_still_run(project: EvalProject) -> None:
+def test_broken_task_module_is_named_and_other_tasks_still_run(project: EvalProject) -> None:
     broken = project.root / "tasks" / "broken.py"
     broken.write_text(
         "from pytest_evaltasks import LightevalTaskConfig\n"
         'raise RuntimeError("half-written task file")\n',
         encoding="utf-8",
     )
-    result = project.run("--evaltasks", "mytask", "--snapshot-update")
-    assert result.ret == pytest.ExitCode.OK
-    result.assert_outcomes(passed=2, warnings=1)
-    result.stdout.fnmatch_lines(
-        ["*task module failed to import: *broken.py*", "*RuntimeError: half-written task file*"]
-    )
+    for extra in ((), ("-W", "error")):  # a header line, not a warning: -W error cannot crash
+        result = project.run("--evaltasks", "mytask", "--snapshot-update", *extra)
+        assert result.ret == pytest.ExitCode.OK
+        result.assert_outcomes(passed=2)
+        result.stdout.fnmatch_lines(
+            [
+                "evaltasks: 1 task module failed to import*",
+                "  tasks/broken.py: RuntimeError: half-written task file",
+            ]
+        )
+        result.stdout.no_fnmatch_line("*INTERNALERROR*")
 
     missing = project.run("--evaltasks", "broken_task")
     assert missing.ret == pytest.ExitCode.USAGE_ERROR
