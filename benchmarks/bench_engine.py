@@ -234,7 +234,8 @@ def bare_subject_prompts(directory: Path) -> list[str]:
     """One subject's 5-shot prompts in evaluation order, without the engine.
 
     The order (shuffle with `random.Random(42)`) and the few-shot examples (balanced
-    selection over the 5 dev rows, which with 6 wanted takes every row) follow SPEC 3.3-3.4.
+    selection over the 5 dev rows, which with 6 wanted takes every row) follow
+    the README (prompt steps 4-5).
     """
     letters = "ABCD"
 

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from .engine.task_string import TaskRequest, parse_task_string
     from .errors import EvalTaskError
 
+__version__ = "0.2.0"
+
 _EXPORTS: dict[str, str] = {
     "Doc": "engine.doc",
     "EvalTaskError": "errors",
@@ -53,6 +55,7 @@ __all__ = [
     "Task",
     "TaskConfig",
     "TaskRequest",
+    "__version__",
     "parse_task_string",
     "render_chat",
     "render_messages",

@@ -1,4 +1,4 @@
-"""Chat templates: loading, sandboxing, and byte-identical output to transformers (SPEC 3.5).
+"""Chat templates: loading, sandboxing, byte-identical output to transformers (README, step 6).
 
 Expected outputs for the real model templates in ../shared/chat_templates come from
 tests/data/chat_template_golden.json, written by tests/tools/make_chat_template_golden.py with

@@ -1,4 +1,4 @@
-"""`TaskConfig` (SPEC 1): lighteval field names, validation errors, metric names, porting."""
+"""`TaskConfig`: lighteval field names, validation errors, metric names, porting."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Properties of few-shot selection and doc building that must hold for any data (SPEC 3-4).
+"""Properties of few-shot selection and doc building that must hold for any data.
 
 - never more than `num_fewshots` examples, all taken from the pool, none repeated;
 - the evaluated doc is never among its own examples (compared by content);

@@ -1,4 +1,4 @@
-"""Task discovery and task-string resolution (SPEC 2): modules, collisions, supersets, copies."""
+"""Task discovery and task-string resolution (README, prompt step 1): modules, collisions."""
 
 from __future__ import annotations
 

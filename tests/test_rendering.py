@@ -1,4 +1,4 @@
-"""Prompt rendering (SPEC 3.5): plain text, chat messages and chat templates, by hand."""
+"""Prompt rendering (README, prompt step 6): plain text, chat messages, chat templates."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Loading rows (SPEC 3.1-3.2): the local data root must give exactly what `datasets` gives.
+"""Loading rows (README, prompt steps 2-3): the local data root gives what `datasets` gives.
 
 Every comparison reads the same file twice, once through the local loader and once through
 `datasets.load_dataset`, and compares the row dicts including key order. Nothing touches the

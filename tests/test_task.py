@@ -1,4 +1,4 @@
-"""`Task` (SPEC 3.2-3.3, 4): docs from rows, runtime fields, dedupe, idempotence, errors."""
+"""`Task` (README, prompt steps 3-4; differences): docs, runtime fields, dedupe, errors."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def test_num_samples_defaults_to_one(tmp_path: Path) -> None:
     assert {doc.num_samples for doc in make_task(tmp_path, rows(3)).get_docs()} == {1}
 
 
-# --- idempotence (SPEC 4.4) ------------------------------------------------------------------
+# --- idempotence (README, difference 4) ---------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -152,7 +152,7 @@ def test_mutating_returned_docs_does_not_change_the_next_call(tmp_path: Path) ->
     assert snapshot(task.get_docs()) == expected
 
 
-# --- duplicate removal (SPEC 4.5) --------------------------------------------------------------
+# --- duplicate removal (README, difference 5) ---------------------------------------------
 
 
 def test_three_identical_rows_give_one_doc(tmp_path: Path) -> None:
@@ -348,7 +348,7 @@ def test_hf_filter_exception_names_task_and_split(tmp_path: Path) -> None:
 
 
 def test_global_random_is_seeded_as_lighteval_seeds_it_then_restored(tmp_path: Path) -> None:
-    """Eval rows first, then the few-shot split, in one stream seeded with 1234 (SPEC 3.2)."""
+    """Eval rows, then the few-shot split, in one stream seeded with 1234 (README, step 3)."""
     import random
 
     def gpqa_like(row: Row, task_name: str) -> Doc:

@@ -1,4 +1,4 @@
-"""The task-string language (SPEC 2): forms, parameters, files, ordering, and every syntax error."""
+"""The task-string language (README, prompt step 1): forms, parameters, files, errors."""
 
 from __future__ import annotations
 
@@ -259,7 +259,7 @@ def test_a_list_file_allows_inline_comments(tmp_path: Path) -> None:
 
 
 def test_a_mistyped_list_file_is_no_such_file(tmp_path: Path) -> None:
-    with pytest.raises(TaskStringError, match="no such task-list file: 'tasks/ci_task.txt'"):
+    with pytest.raises(TaskStringError, match=r"no such task-list file: 'tasks/ci_task\.txt'"):
         parse_task_string("tasks/ci_task.txt")
 
 

@@ -59,7 +59,7 @@ class Doc:
         return golds
 
     def content_key(self) -> tuple[Any, ...]:
-        """What makes two docs "the same question": used for leak removal (SPEC 3.4)."""
+        """What makes two docs "the same question": for leak removal (README, prompt step 5)."""
         return (self.query, self.choices, self.gold_index, self.instruction)
 
 

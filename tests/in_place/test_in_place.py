@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 LIGHTEVAL_TASKS = Path(lighteval.__file__).parent / "tasks" / "tasks"
 MULTILINGUAL_TASKS = Path(lighteval.__file__).parent / "tasks" / "multilingual" / "tasks"
 BUNDLED_DATA = REPO / "tasks" / "data"
-REALDATA = Path(os.environ.get("EVALTASKS_SHARED", REPO.parent / "shared")) / "realdata"
+REALDATA = Path(os.environ.get("EVALTASKS_SHARED_DIR", REPO.parent / "shared")) / "realdata"
 
 BUNDLED_CASES = [
     "arc:easy|0",
@@ -101,7 +101,7 @@ def test_prompts_equal_lighteval_on_bundled_rows(registry: Registry, spec: str) 
 @pytest.mark.parametrize("spec", REAL_CASES)
 def test_prompts_equal_lighteval_on_real_rows(registry: Registry, spec: str) -> None:
     if not REALDATA.is_dir():
-        pytest.skip(f"real data slices not found at {REALDATA} (set EVALTASKS_SHARED)")
+        pytest.skip(f"real data slices not found at {REALDATA} (set EVALTASKS_SHARED_DIR)")
     compare(registry, spec, REALDATA)
 
 

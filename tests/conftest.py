@@ -1,0 +1,45 @@
+"""Suite-wide: one line that says why tests were skipped, without `-rs`."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+REASONS = (
+    (re.compile(r"could not import 'transformers'|'tokenizers'"), "transformers is not installed"),
+    (
+        re.compile(r"could not import 'lighteval'"),
+        "lighteval is not installed (tox -e lighteval runs them)",
+    ),
+    (
+        re.compile(r"realdata|real data|EVALTASKS_SHARED_DIR"),
+        "the real data slices are absent (set EVALTASKS_SHARED_DIR)",
+    ),
+    (
+        re.compile(r"chat_templates"),
+        "the shared chat templates are absent (set EVALTASKS_SHARED_DIR)",
+    ),
+    (
+        re.compile(r"lighteval is installed here"),
+        "lighteval is installed (tests of running without it)",
+    ),
+    (re.compile(r"root reads any file"), "running as root (file permissions do not apply)"),
+    (re.compile(r"could not import 'numpy'"), "numpy is not installed"),
+)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name the reasons for skipped tests in one line."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not skipped:
+        return
+    counts: Counter[str] = Counter()
+    for report in skipped:
+        longrepr = report.longrepr
+        message = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reason = next((text for pattern, text in REASONS if pattern.search(message)), message[:80])
+        counts[reason] += 1
+    parts = ", ".join(f"{number} because {reason}" for reason, number in counts.most_common())
+    terminalreporter.write_line(f"skipped {sum(counts.values())} tests: {parts}", yellow=True)
