@@ -79,7 +79,7 @@ def reference_prompts(tasks_dir: Path, data: Path, spec: str, system_prompt: str
         setattr(alias, name, value)
     for module in (
         "pytest_evaltasks",
-        *(f"pytest_evaltasks.{m}" for m in ("config", "doc", "metrics")),
+        *(f"pytest_evaltasks.engine.{m}" for m in ("config", "doc", "metrics")),
     ):
         sys.modules[module] = alias
     configs: dict[str, Any] = {}
