@@ -725,11 +725,32 @@ def test_a_split_in_two_files_is_an_error_naming_both(tmp_path: Path) -> None:
     assert str(jsonl) in str(info.value) and str(parquet) in str(info.value)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
-def test_an_unreadable_data_file_is_a_data_error(tmp_path: Path) -> None:
+def test_an_unreadable_data_file_or_folder_is_a_data_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """chmod does not stop root (CI runs as root), so the refusal itself is simulated."""
     path = write_jsonl(tmp_path / "data/org/ds/default/validation.jsonl", [{"q": "a"}])
-    path.chmod(0)
-    with pytest.raises(DatasetError, match="permission denied"):
+    real_read_text = Path.read_text
+
+    def refuse(self: Path, *args: Any, **kwargs: Any) -> str:
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", refuse)
+    with pytest.raises(DatasetError, match="permission denied; make the file readable"):
+        local_rows(tmp_path / "data")
+    monkeypatch.undo()
+    path.unlink()
+    real_iterdir = Path.iterdir
+
+    def refuse_listing(self: Path) -> Any:
+        if self == path.parent:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_iterdir(self)
+
+    monkeypatch.setattr(Path, "iterdir", refuse_listing)
+    with pytest.raises(DatasetError, match="permission denied; make the folder readable"):
         local_rows(tmp_path / "data")
 
 
