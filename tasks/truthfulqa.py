@@ -69,3 +69,9 @@ truthfulqa_mc = LightevalTaskConfig(
 )
 
 TASKS_TABLE: list[LightevalTaskConfig] = [truthfulqa_mc]
+
+# TruthfulQA's multiple-choice targets vary in number and repeat answers across its two target
+# sets, and the dataset has only its evaluation split.
+evaltasks_lint_ignore = {
+    "truthfulqa:mc": ["choice-count-varies", "duplicate-choices", "pool-is-eval-split"]
+}

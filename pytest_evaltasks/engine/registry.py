@@ -207,6 +207,11 @@ class Registry:
             return (source if source.is_file() else entry.origin), entry.raw.source_line
         return entry.origin, line_naming(entry.origin, name)
 
+    def module_of(self, name: str) -> Any:
+        """The imported module that registered a task."""
+        origin = self.entries[name].origin
+        return next((m.module for m in self.modules if m.path == origin), None)
+
     def version_of(self, name: str) -> Any:
         """A task's version, without converting its config."""
         return getattr(self.entries[name].raw, "version", 0)

@@ -52,7 +52,9 @@ class TaskResult:
     shortfall: int
     """Docs that got fewer examples than requested (the pool was too small)."""
     pool_from_eval: bool
-    """The pool is the evaluation split itself: examples may leak."""
+    """No few-shot split: the pool is built from the evaluation splits themselves."""
+    pool_in_eval: bool = False
+    """The pool's split is an evaluation split (chosen, or for want of another)."""
 
     @property
     def pool_warning(self) -> str | None:
@@ -158,6 +160,8 @@ class Task:
             pool_size=len(self._pool()) if shots else None,
             shortfall=sum(1 for doc in docs if len(doc.fewshot_samples) < shots),
             pool_from_eval=self.fewshot_from_eval,
+            pool_in_eval=self.fewshot_from_eval
+            or bool(set(self.fewshot_splits or []) & set(self.config.evaluation_splits)),
         )
 
     def eval_docs(self) -> list[Doc]:

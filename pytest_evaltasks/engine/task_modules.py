@@ -47,8 +47,14 @@ class LoadedModule:
     name: str
     module: types.ModuleType | None = None
     error: str | None = None
-    imports: set[str] = field(default_factory=set)
-    """Names of the modules this one imported, directly."""
+    edges: dict[str, set[str]] = field(default_factory=dict)
+    """Module name -> modules it imported, for every import made while this one was imported
+    (its own, and those of modules it loaded for the first time)."""
+
+    @property
+    def imports(self) -> set[str]:
+        """The modules this one imported directly."""
+        return self.edges.get(self.name, set())
 
 
 def discover(directory: Path) -> list[Path]:
@@ -134,7 +140,7 @@ def load_module(path: Path, name: str) -> LoadedModule:
             + traceback.format_exc(limit=-3)
             + porting_hint(exc, recorder.failed)
         )
-    loaded.imports = recorder.imported
+    loaded.edges = recorder.edges
     return loaded
 
 
@@ -181,15 +187,16 @@ def _quiet(output: io.StringIO) -> Iterator[None]:
 
 
 class ImportRecorder:
-    """Records the modules a task module imports, while it is imported.
+    """Records which module imports which, while a task module is imported.
 
     `import` statements go through `builtins.__import__` even when the module is already
-    loaded, so each importing module's direct imports are seen, cached or not.
+    loaded, so each importing module's direct imports are seen, cached or not; a helper's own
+    imports are seen when it is first loaded.
     """
 
     def __init__(self, importer: str) -> None:
         self.importer = importer
-        self.imported: set[str] = set()
+        self.edges: dict[str, set[str]] = {}
         self.failed: str | None = None
         self._original: Any = None
 
@@ -215,11 +222,13 @@ class ImportRecorder:
         except ImportError:
             self.failed = self.failed or target
             raise
-        if (globals or {}).get("__name__") == self.importer and target:
-            self.imported.add(target)
+        importer = (globals or {}).get("__name__")
+        if isinstance(importer, str) and target:
+            imported = self.edges.setdefault(importer, set())
+            imported.add(target)
             for item in fromlist or ():
-                if f"{target}.{item}" in sys.modules:
-                    self.imported.add(f"{target}.{item}")
+                if isinstance(item, str) and f"{target}.{item}" in sys.modules:
+                    imported.add(f"{target}.{item}")
         return module
 
 

@@ -18,15 +18,17 @@ from ..snapshot.syrupy_extension import syrupy_active
 from .items import (
     COLLECTOR_NAME,
     CONTEXT_KEY,
+    RESULTS_KEY,
     EvalTasksCollector,
     RunContext,
 )
 from .options import Options, add_options, resolve_options, take_node_ids
-from .summary import RunSummary, count
+from .summary import RESULT_KEY, ItemResult, RunSummary, count
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.registry import Registry
+    from .changes import Changes
     from .plan import RunPlan
 
 
@@ -39,12 +41,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """`--evaltasks-list` and `--evaltasks-save-data` do their job and exit before any
     collection."""
-    if config.option.evaltasks_save_data is not None:
-        config._do_configure()
-        try:
-            return _save_data(config)
-        finally:
-            config._ensure_unconfigure()
+    for option, action in (("evaltasks_save_data", _save_data), ("evaltasks_show", _show)):
+        if getattr(config.option, option) is not None:
+            config._do_configure()
+            try:
+                return action(config)
+            finally:
+                config._ensure_unconfigure()
     selector = config.option.evaltasks_list
     if selector is None:
         return None
@@ -100,13 +103,39 @@ def _save_data(config: pytest.Config) -> int:
     return 0
 
 
+def _show(config: pytest.Config) -> int:
+    """`--evaltasks-show`: print the requested tasks' prompts, and exit."""
+    from _pytest.config import create_terminal_writer
+
+    from .show import Selection, show
+
+    options = resolve_options(config, take_node_ids(config))
+    if options.problems:
+        raise pytest.UsageError("\n".join(options.problems))
+    if not options.specs and not options.node_ids:
+        raise pytest.UsageError("--evaltasks-show needs --evaltasks to name the tasks")
+    registry = _build_registry(options)
+    template, options = _load_template(options, config.rootpath)
+    writer = create_terminal_writer(config)
+    selection = Selection.parse(config.option.evaltasks_show)
+    try:
+        lines = show(registry, _plan(registry, options).requests, selection, options.run, template)
+    except EvalTaskError as exc:
+        writer.line(f"{type(exc).__name__}: {exc}", red=True)
+        return 1
+    for line in lines:
+        writer.line(line)
+    return 0
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Validate everything before collection, so mistakes are usage errors (exit code 4)."""
     config.addinivalue_line("markers", "evaltask: a snapshot check of one evaluation task")
     node_ids = take_node_ids(config)
-    if config.option.evaltasks is None and not node_ids:
+    option = config.option
+    if option.evaltasks is None and option.evaltasks_changed is None and not node_ids:
         return
-    if config.option.evaltasks_save_data is not None:
+    if option.evaltasks_save_data is not None or option.evaltasks_show is not None:
         return
     _allow_bars_in_keywords(config)
     if not syrupy_active(config):
@@ -120,9 +149,31 @@ def pytest_configure(config: pytest.Config) -> None:
     registry = _build_registry(options)
     plan = _plan(registry, options)
     template, options = _load_template(options, config.rootpath)
+    changes = None
+    if options.changed is not None:
+        plan, changes = _only_changed(plan, registry, options, config.rootpath)
     config.stash[CONTEXT_KEY] = RunContext(
-        options=options, registry=registry, plan=plan, template=template
+        options=options, registry=registry, plan=plan, template=template, changes=changes
     )
+    config.stash[RESULTS_KEY] = []
+    config.pluginmanager.register(_ResultCollector(config), "evaltasks-results")
+
+
+def _only_changed(
+    plan: RunPlan, registry: Registry, options: Options, root: Path
+) -> tuple[RunPlan, Changes]:
+    """The plan narrowed to the tasks a change since the revision can affect."""
+    from .changes import changed_files, select_changed
+
+    try:
+        since, files = changed_files(options.task_dirs[0], options.changed or "")
+    except EvalTaskError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    template = options.run.chat_template
+    template_path = root / template if template and (root / template).is_file() else None
+    changes = select_changed(registry, files, since, root, options.snapshot_dir, template_path)
+    requests = [request for request in plan.requests if request.name in changes.selected]
+    return replace(plan, requests=requests), changes
 
 
 def _allow_bars_in_keywords(config: pytest.Config) -> None:
@@ -216,6 +267,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         f"evaltasks: snapshots in {_shown(options.snapshot_dir)}, data in "
         f"{_shown(options.data_dir)}",
     ]
+    if context.changes is not None:
+        lines.append(f"evaltasks: {context.changes.describe()}")
     broken = context.registry.broken
     if broken and not plan.broken:  # under `all` they are failing items instead
         lines.append(
@@ -261,6 +314,41 @@ def pytest_collection_modifyitems(
     session.ihook.pytest_collectreport(report=report)
 
 
+class _ResultCollector:
+    """Keeps each item's result as its report arrives (xdist workers' reports included).
+
+    Registered as a plugin of its own in `pytest_configure`, because the report hook is given
+    the report alone and the results belong to the run's config.
+    """
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Record an item's result from its call-phase report."""
+        if report.when != "call":
+            return
+        for key, value in report.user_properties:
+            if key == RESULT_KEY and isinstance(value, str):
+                result = ItemResult.from_json(value)
+                self.config.stash[RESULTS_KEY].append((result, report.outcome))
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """`--evaltasks-report`: write the Markdown report (on the xdist controller only)."""
+    config = session.config
+    context = config.stash.get(CONTEXT_KEY, None)
+    if context is None or context.options.report is None or hasattr(config, "workerinput"):
+        return
+    from .report import markdown, write
+
+    collected = config.stash.get(RESULTS_KEY, [])
+    summary = RunSummary([result for result, _ in collected])
+    outcomes = {result.label: outcome for result, outcome in collected}
+    mode = "update" if context.options.update else "compare"
+    write(context.options.report, markdown(summary, outcomes, mode))
+
+
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
@@ -273,14 +361,12 @@ def pytest_terminal_summary(
                 yellow=True,
             )
         return
-    summary = RunSummary.from_properties(
-        report.user_properties
-        for reports in terminalreporter.stats.values()
-        for report in reports
-        if getattr(report, "when", None) == "call"
-    )
+    summary = RunSummary([result for result, _ in config.stash.get(RESULTS_KEY, [])])
     if not summary.results:
         return
     terminalreporter.section("evaltasks")
     for line, colour in summary.lines():
         terminalreporter.line(line, **({colour: True} if colour else {}))
+    report = config.stash[CONTEXT_KEY].options.report
+    if report is not None and not hasattr(config, "workerinput"):
+        terminalreporter.line(f"report written to {_shown(report)}")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import EvalTaskError
+from ..lint.rules import IGNORE_VARIABLE, RULES, ignored_rules, lint, unknown_rules
 from ..snapshot.failure import FailureReport, failure_report
 from ..snapshot.format import (
     DEFAULT_DOCS_SHOWN,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.registry import BrokenModule, Registry, Unusable
     from ..engine.task_string import TaskRequest
+    from .changes import Changes
     from .options import Options
     from .plan import Orphan, RunPlan
 
@@ -44,6 +46,10 @@ DETAILS_CAP = 80
 
 class EvalTasksWarning(pytest.PytestWarning):
     """Something a task author should look at that does not fail the run."""
+
+
+class EvalTasksLintWarning(EvalTasksWarning):
+    """A lint finding in a task's prompts (`evaltasks_lint = warn`)."""
 
 
 class CheckFailed(Exception):
@@ -62,9 +68,12 @@ class RunContext:
     registry: Registry
     plan: RunPlan
     template: ChatTemplate | None
+    changes: Changes | None = None
 
 
 CONTEXT_KEY = pytest.StashKey[RunContext]()
+RESULTS_KEY = pytest.StashKey[list[tuple[ItemResult, str]]]()
+"""Each finished item's result and pytest outcome, as the reports arrive."""
 
 
 class _ItemObject:
@@ -159,7 +168,7 @@ class CheckItem(pytest.Item):
         """Point at the line of the file the item checks."""
         return self.path, max(self.source_line - 1, 0), f"evaltask {self.name}"
 
-    def warn_here(self, message: str) -> None:
+    def warn_here(self, message: str, category: type[Warning] = EvalTasksWarning) -> None:
         """A warning pointing at the item's file and line (never at this module).
 
         Under `-W error` (or `filterwarnings = error`) the warning fails the item with its
@@ -167,10 +176,7 @@ class CheckItem(pytest.Item):
         """
         try:
             warnings.warn_explicit(
-                EvalTasksWarning(message),
-                EvalTasksWarning,
-                str(self.path),
-                max(self.source_line, 1),
+                category(message), category, str(self.path), max(self.source_line, 1)
             )
         except Warning as raised:
             raise CheckFailed(
@@ -235,8 +241,36 @@ class TaskItem(CheckItem):
         else:
             report = self._report(verdict, recorded, built, recorded_shown)
             result.details = report.body[:DETAILS_CAP]
+            self._lint(context, built, result)
             raise CheckFailed(report)
-        self._warn(built, verdict)
+        self._warn(verdict)
+        findings = self._lint(context, built, result)
+        if findings and options.lint == "error":
+            raise CheckFailed(
+                FailureReport(
+                    f"{self.name}: {len(findings)} lint finding(s) (evaltasks_lint = error)",
+                    [f"  {line}" for line in findings]
+                    + [
+                        f"silence a rule for this task with `{IGNORE_VARIABLE} = "
+                        f"{{{self.request.name!r}: [RULE]}}` in its task module"
+                    ],
+                )
+            )
+        for line in findings:
+            self.warn_here(f"lint {line}", EvalTasksLintWarning)
+
+    def _lint(self, context: RunContext, built: BuiltSnapshot, result: ItemResult) -> list[str]:
+        """The lint findings of this run's docs (none when lint is off), kept in the result."""
+        if context.options.lint == "off":
+            return []
+        ignored = ignored_rules(context.registry.module_of(self.request.name), self.request.name)
+        lines = [finding.describe() for finding in lint(built.result, ignored)]
+        lines += [
+            f"unknown lint rule {rule!r} in {IGNORE_VARIABLE} (known: {', '.join(RULES)})"
+            for rule in unknown_rules(ignored)
+        ]
+        result.lint = lines
+        return lines
 
     def _build(self, context: RunContext) -> BuiltSnapshot:
         """This run's task, fingerprinted."""
@@ -319,10 +353,9 @@ class TaskItem(CheckItem):
             verdict, old_text, built.text(shown), block_of, self.config.get_verbosity()
         )
 
-    def _warn(self, built: BuiltSnapshot, verdict: Verdict) -> None:
+    def _warn(self, verdict: Verdict) -> None:
         """Warnings come last, after any write: `-W error` must not undo a recorded snapshot."""
-        pool_warning = built.result.pool_warning
-        for message in [*([pool_warning] if pool_warning else []), *verdict.warnings]:
+        for message in verdict.warnings:
             self.warn_here(message)
 
 

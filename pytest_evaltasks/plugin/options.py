@@ -28,6 +28,10 @@ class Options:
     list_tasks: bool = False
     allow_unversioned: bool = False
     update: bool = False
+    lint: str = "warn"
+    changed: str | None = None
+    """`--evaltasks-changed`: a git revision, "" for the default one, None when not given."""
+    report: Path | None = None
     problems: list[str] = field(default_factory=list)
     node_ids: list[str] = field(default_factory=list)
     """`evaltasks::LABEL` arguments: with `--evaltasks`, only these items run."""
@@ -81,6 +85,38 @@ def add_options(parser: pytest.Parser) -> None:
         "non-zero when a task module is broken",
     )
     group.addoption(
+        "--evaltasks-changed",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="REF",
+        help="check only the tasks a change since git REF can affect (default REF: the merge "
+        "base with the tracked branch, or HEAD); alone, it means --evaltasks all",
+    )
+    group.addoption(
+        "--evaltasks-report",
+        metavar="PATH",
+        help="write the run as Markdown to PATH (and append it to $GITHUB_STEP_SUMMARY)",
+    )
+    group.addoption(
+        "--evaltasks-show",
+        nargs="?",
+        const="3",
+        default=None,
+        metavar="N|ID,ID",
+        help="print the first N docs (default 3), or the docs with these ids, of each task "
+        "exactly as sent, and exit without reading or writing a snapshot",
+    )
+    group.addoption(
+        "--evaltasks-lint",
+        nargs="?",
+        const="error",
+        choices=LINT_MODES,
+        metavar="MODE",
+        help="lint the prompts: warn (the default: pytest warnings), error (failures; the "
+        "mode when the option is given alone) or off",
+    )
+    group.addoption(
         "--evaltasks-save-data",
         type=int,
         metavar="N",
@@ -102,9 +138,11 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("evaltasks_data", "local data root", default="")
     parser.addini("evaltasks_snapshot_dir", "snapshot directory", default="")
     parser.addini("evaltasks_docs", "docs shown in full per snapshot", default="")
+    parser.addini("evaltasks_lint", "prompt lint: warn, error or off", default="warn")
 
 
 NODE_PREFIX = "evaltasks::"
+LINT_MODES = ("warn", "error", "off")
 
 
 def take_node_ids(config: pytest.Config) -> list[str]:
@@ -158,8 +196,12 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
             "UTF-8 (check the terminal's or the shell script's encoding)"
         )
     ids = list(node_ids or [])
+    lint = opt.evaltasks_lint or str(config.getini("evaltasks_lint")).strip() or "warn"
+    if lint not in LINT_MODES:
+        problems.append(f"evaltasks_lint must be one of {', '.join(LINT_MODES)}, got {lint!r}")
     return Options(
-        specs=list(opt.evaltasks or []),
+        specs=list(opt.evaltasks or [])
+        or (["all"] if opt.evaltasks_changed is not None and not ids else []),
         task_dirs=[Path(p) for p in task_dirs],
         custom_tasks=[Path(p) for p in custom],
         data_dir=data_dir,
@@ -173,6 +215,9 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         list_tasks=opt.evaltasks_list is not None,
         allow_unversioned=bool(opt.evaltasks_allow_unversioned),
         update=bool(getattr(opt, "update_snapshots", False)),
+        lint=lint,
+        changed=opt.evaltasks_changed,
+        report=_one_path(cwd, opt.evaltasks_report),
         problems=problems,
         node_ids=ids,
     )

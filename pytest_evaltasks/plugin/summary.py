@@ -34,6 +34,8 @@ class ItemResult:
     headline: str = ""
     details: list[str] = field(default_factory=list)
     """The failure body (capped), for the Markdown report."""
+    lint: list[str] = field(default_factory=list)
+    """Lint findings, one line each."""
 
     @property
     def needs_bump(self) -> bool:

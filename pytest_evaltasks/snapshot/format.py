@@ -157,31 +157,46 @@ class BuiltSnapshot:
     def doc_block(self, position: int) -> str:
         """One doc in full: ids, the prompt exactly as sent, choices and golds."""
         label, doc = self.result.docs[position]
-        settings = self.settings
-        lines = [f"[doc {position + 1} of {self.size}] id={label}", *doc_field_lines(doc)]
-        lines.append("--- prompt (plain text) ---")
-        lines.extend(quoted(render_plain(doc, settings.system_prompt)))
-        chat = self._chat(doc)
-        if isinstance(chat, list):
-            lines.append("--- prompt (chat messages) ---")
-            for message in chat:
-                lines.append(f"<{message['role']}>")
-                lines.extend(quoted(message["content"]))
-        elif chat is not None:
-            lines.append(f"--- prompt (chat template {settings.chat_template}) ---")
-            lines.extend(quoted(chat))
-        lines.append("--- end ---")
-        return "\n".join(lines)
+        return doc_block(position, self.size, label, doc, self.settings, self.template)
 
-    def _chat(self, doc: Doc) -> str | list[dict[str, str]] | None:
-        """The doc through the run's chat rendering, if any."""
-        if self.settings.chat_template == MESSAGES:
-            return render_messages(doc, self.settings.system_prompt)
-        if self.template is None:
-            return None
-        from ..engine.chat_template import apply_chat_template
 
-        return apply_chat_template(self.template, render_messages(doc, self.settings.system_prompt))
+def doc_block(
+    position: int,
+    total: int,
+    label: str,
+    doc: Doc,
+    settings: RunSettings,
+    template: ChatTemplate | None,
+) -> str:
+    """One doc in full, as a snapshot shows it: the prompt exactly as sent (plain text with the
+    system prompt, and through the run's chat rendering), the few-shot ids, choices and golds."""
+    lines = [f"[doc {position + 1} of {total}] id={label}", *doc_field_lines(doc)]
+    lines.append("--- prompt (plain text) ---")
+    lines.extend(quoted(render_plain(doc, settings.system_prompt)))
+    chat = _chat(doc, settings, template)
+    if isinstance(chat, list):
+        lines.append("--- prompt (chat messages) ---")
+        for message in chat:
+            lines.append(f"<{message['role']}>")
+            lines.extend(quoted(message["content"]))
+    elif chat is not None:
+        lines.append(f"--- prompt (chat template {settings.chat_template}) ---")
+        lines.extend(quoted(chat))
+    lines.append("--- end ---")
+    return "\n".join(lines)
+
+
+def _chat(
+    doc: Doc, settings: RunSettings, template: ChatTemplate | None
+) -> str | list[dict[str, str]] | None:
+    """The doc through the run's chat rendering, if any."""
+    if settings.chat_template == MESSAGES:
+        return render_messages(doc, settings.system_prompt)
+    if template is None:
+        return None
+    from ..engine.chat_template import apply_chat_template
+
+    return apply_chat_template(template, render_messages(doc, settings.system_prompt))
 
 
 def build_snapshot(

@@ -52,3 +52,6 @@ ifeval = LightevalTaskConfig(
 )
 
 TASKS_TABLE: list[LightevalTaskConfig] = [ifeval]
+
+# IFEval has a single split, which lighteval uses both to evaluate and for few-shot examples.
+evaltasks_lint_ignore = {"ifeval": ["pool-is-eval-split"]}

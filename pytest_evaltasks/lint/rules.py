@@ -1,0 +1,270 @@
+"""Lint rules over a task's finished docs: mistakes that change scores and that no snapshot
+comparison can see, because the prompts were recorded that way.
+
+Each rule has a name; a finding names the rule, a few of the doc ids it concerns and their
+count. A task module silences rules for its tasks with a module-level mapping:
+
+    evaltasks_lint_ignore = {"truthfulqa:mc": ["choice-count-varies"], "*": ["trailing-space"]}
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..engine.doc import SamplingMethod
+from ..engine.rendering import plain_prompt_query
+
+if TYPE_CHECKING:
+    from ..engine.doc import Doc
+    from ..engine.task import TaskResult
+
+IDS_SHOWN = 5
+IGNORE_VARIABLE = "evaltasks_lint_ignore"
+
+RULES: dict[str, str] = {
+    "pool-is-eval-split": "the few-shot pool is the evaluation split: examples may leak",
+    "pool-too-small": "the few-shot pool is smaller than the shots requested",
+    "double-space-at-join": "the query ends with a space and a choice starts with one",
+    "glued-at-join": "neither the query ends nor a choice starts with whitespace: words glue",
+    "trailing-space": "the prompt ends with a space",
+    "empty-text": "an empty query or choice",
+    "duplicate-choices": "a doc lists the same choice twice",
+    "choice-count-varies": "multiple-choice docs have differing numbers of choices",
+    "duplicate-docs": "docs with the same query and choices in the evaluation split",
+    "stop-in-gold": "a stop sequence occurs inside a gold answer: generation stops before it",
+    "generation-size-short": "generation_size is below the longest gold answer's word count",
+    "identical-fewshots": "two few-shot examples of one doc are identical",
+}
+"""Rule name -> what it finds."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule's finding in one task."""
+
+    rule: str
+    labels: list[str]
+    detail: str = ""
+
+    def describe(self) -> str:
+        """`rule: what (3 docs: ids 1, 4, 9)`."""
+        what = RULES[self.rule] + (f" ({self.detail})" if self.detail else "")
+        if not self.labels:
+            return f"{self.rule}: {what}"
+        shown = ", ".join(self.labels[:IDS_SHOWN])
+        more = (
+            f", ... (+{len(self.labels) - IDS_SHOWN} more)" if len(self.labels) > IDS_SHOWN else ""
+        )
+        count = len(self.labels)
+        return f"{self.rule}: {what} ({count} doc{'s' if count != 1 else ''}: {shown}{more})"
+
+
+def lint(result: TaskResult, ignored: Iterable[str] = ()) -> list[Finding]:
+    """Every finding of every rule not ignored, in rule order."""
+    skip = set(ignored)
+    found: dict[str, list[str]] = defaultdict(list)
+    details: dict[str, str] = {}
+    for rule, task_check in _TASK_RULES.items():
+        if rule not in skip:
+            detail = task_check(result)
+            if detail is not None:
+                found[rule] = []
+                details[rule] = detail
+    doc_rules = [(rule, check) for rule, check in _DOC_RULES.items() if rule not in skip]
+    for label, doc in result.docs:
+        methods = {str(getattr(method, "value", method)) for method in doc.sampling_methods}
+        view = _View(doc, _prompt_end(doc), _scored(doc, methods), _generative(doc, methods))
+        for rule, check in doc_rules:
+            if check(view):
+                found[rule].append(label)
+    for rule, check_all in _SET_RULES.items():
+        if rule not in skip:
+            labels, detail = check_all(result.docs)
+            if labels:
+                found[rule] = labels
+                details[rule] = detail
+    return [Finding(rule, found[rule], details.get(rule, "")) for rule in RULES if rule in found]
+
+
+def ignored_rules(module: Any, task_name: str) -> list[str]:
+    """The rules a task module silences for `task_name` (its own entry and `"*"`)."""
+    mapping = getattr(module, IGNORE_VARIABLE, None)
+    if not isinstance(mapping, Mapping):
+        return []
+    rules: list[str] = []
+    for key in (task_name, "*"):
+        value = mapping.get(key, ())
+        rules += [value] if isinstance(value, str) else list(value)
+    return rules
+
+
+def unknown_rules(rules: Iterable[str]) -> list[str]:
+    """Names that are not rules (a typo in an ignore list)."""
+    return [rule for rule in rules if rule not in RULES]
+
+
+# --- task rules: the pool ---------------------------------------------------------------------
+
+
+def _pool_is_eval(result: TaskResult) -> str | None:
+    return "" if result.pool_in_eval and result.pool_size is not None else None
+
+
+def _pool_too_small(result: TaskResult) -> str | None:
+    shots = result.request.num_fewshots
+    if result.pool_size is not None and (result.pool_size < shots or result.shortfall):
+        return f"{result.pool_size} docs for {shots} shots; {result.shortfall} docs got fewer"
+    return None
+
+
+_TASK_RULES: dict[str, Callable[[TaskResult], str | None]] = {
+    "pool-is-eval-split": _pool_is_eval,
+    "pool-too-small": _pool_too_small,
+}
+
+
+# --- doc rules --------------------------------------------------------------------------------
+
+
+def _scored(doc: Doc, methods: set[str]) -> bool:
+    """Each choice is appended to the prompt and scored (loglikelihood, multiple choice);
+    without sampling methods (metrics of unknown kind), docs with several choices are."""
+    if methods:
+        return SamplingMethod.LOGPROBS.value in methods
+    return len(doc.choices) > 1
+
+
+def _generative(doc: Doc, methods: set[str]) -> bool:
+    """The model generates an answer (the golds are references, not continuations)."""
+    if methods:
+        return SamplingMethod.GENERATIVE.value in methods
+    return len(doc.choices) <= 1
+
+
+@dataclass(frozen=True)
+class _View:
+    """A doc with what several rules ask of it, worked out once."""
+
+    doc: Doc
+    end: str
+    """The last character of the plain prompt ("" for an empty prompt)."""
+    scored: bool
+    """Scored by appending each choice to the prompt."""
+    generative: bool
+    """Answered by generation, which stop sequences and generation_size limit."""
+
+
+def _prompt_end(doc: Doc) -> str:
+    """The plain prompt's last character, without rendering it (the query ends it)."""
+    query = plain_prompt_query(doc)
+    if query:
+        return query[-1]
+    return "\n" if doc.instruction is not None or doc.fewshot_samples else ""
+
+
+def _double_space(view: _View) -> bool:
+    return view.scored and view.end == " " and any(c.startswith(" ") for c in view.doc.choices)
+
+
+def _glued(view: _View) -> bool:
+    return (
+        view.scored
+        and bool(view.end)
+        and not view.end.isspace()
+        and any(choice and not choice[0].isspace() for choice in view.doc.choices)
+    )
+
+
+def _trailing_space(view: _View) -> bool:
+    return view.end in (" ", "\t")
+
+
+def _empty_text(view: _View) -> bool:
+    if not view.doc.query.strip():
+        return True
+    return view.scored and any(not choice.strip() for choice in view.doc.choices)
+
+
+def _duplicate_choices(view: _View) -> bool:
+    return len(set(view.doc.choices)) < len(view.doc.choices)
+
+
+def _stop_in_gold(view: _View) -> bool:
+    if not view.generative:
+        return False
+    stops = [stop for stop in view.doc.stop_sequences or [] if stop]
+    return bool(stops) and any(stop in gold for gold in _golds(view.doc) for stop in stops)
+
+
+def _generation_too_short(view: _View) -> bool:
+    size = view.doc.generation_size
+    if not view.generative or size is None or size <= 0:
+        return False
+    return max((len(gold.split()) for gold in _golds(view.doc)), default=0) > size
+
+
+def _identical_fewshots(view: _View) -> bool:
+    keys = [
+        (example.query, tuple(example.choices), repr(example.gold_index))
+        for example in view.doc.fewshot_samples
+    ]
+    return len(set(keys)) < len(keys)
+
+
+def _golds(doc: Doc) -> list[str]:
+    try:
+        return [str(gold) for gold in doc.get_golds()]
+    except (IndexError, TypeError):
+        return []
+
+
+_DOC_RULES: dict[str, Callable[[_View], bool]] = {
+    "double-space-at-join": _double_space,
+    "glued-at-join": _glued,
+    "trailing-space": _trailing_space,
+    "empty-text": _empty_text,
+    "duplicate-choices": _duplicate_choices,
+    "stop-in-gold": _stop_in_gold,
+    "generation-size-short": _generation_too_short,
+    "identical-fewshots": _identical_fewshots,
+}
+
+
+# --- rules over all docs ----------------------------------------------------------------------
+
+
+def _choice_counts(docs: list[tuple[str, Doc]]) -> tuple[list[str], str]:
+    """Multiple-choice docs whose number of choices is not the most common one."""
+    counts: dict[int, list[str]] = defaultdict(list)
+    for label, doc in docs:
+        methods = {str(getattr(method, "value", method)) for method in doc.sampling_methods}
+        if _scored(doc, methods) and len(doc.choices) > 1:
+            counts[len(doc.choices)].append(label)
+    if len(counts) < 2:
+        return [], ""
+    usual = max(counts, key=lambda n: len(counts[n]))
+    odd = [label for n, labels in sorted(counts.items()) if n != usual for label in labels]
+    sizes = ", ".join(f"{n}: {len(labels)} docs" for n, labels in sorted(counts.items()))
+    return odd, f"choices per doc: {sizes}"
+
+
+def _duplicate_docs(docs: list[tuple[str, Doc]]) -> tuple[list[str], str]:
+    """Docs whose query and choices repeat an earlier doc's."""
+    seen: dict[tuple[str, tuple[str, ...]], str] = {}
+    repeats: list[str] = []
+    for label, doc in docs:
+        key = (doc.query, tuple(doc.choices))
+        if key in seen:
+            repeats.append(label)
+        else:
+            seen[key] = label
+    return repeats, ""
+
+
+_SET_RULES: dict[str, Callable[[list[tuple[str, Doc]]], tuple[list[str], str]]] = {
+    "choice-count-varies": _choice_counts,
+    "duplicate-docs": _duplicate_docs,
+}

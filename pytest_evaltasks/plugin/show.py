@@ -1,0 +1,66 @@
+"""`--evaltasks-show[=N|ID,ID]`: print a task's prompts exactly as sent, and touch nothing.
+
+No snapshot is read or written: this is how a task author looks at a prompt while writing it.
+Each doc is shown as a snapshot shows it (the `| `-quoted prompt, with the system prompt and
+the chat rendering of the run), with its few-shot ids, choices and golds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..snapshot.format import doc_block
+
+if TYPE_CHECKING:
+    from ..engine.chat_template import ChatTemplate
+    from ..engine.registry import Registry
+    from ..engine.task_string import TaskRequest
+    from ..snapshot.format import RunSettings
+
+DEFAULT_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which docs to show: the first `count`, or those with the given ids."""
+
+    count: int = DEFAULT_SHOWN
+    ids: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, value: str) -> Selection:
+        """`5` (the first five docs) or `12,7` (docs by id, or `split/id` label)."""
+        text = value.strip()
+        if text.isdigit():
+            return cls(count=int(text))
+        return cls(count=0, ids=tuple(part.strip() for part in text.split(",") if part.strip()))
+
+
+def show(
+    registry: Registry,
+    requests: list[TaskRequest],
+    selection: Selection,
+    settings: RunSettings,
+    template: ChatTemplate | None,
+) -> list[str]:
+    """The text to print for every requested task."""
+    lines: list[str] = []
+    for request in requests:
+        task = registry.make_task(request)
+        result = task.build(settings.max_samples)
+        total = len(result.docs)
+        chosen = [
+            (position, label, doc)
+            for position, (label, doc) in enumerate(result.docs)
+            if (position < selection.count if not selection.ids else label in selection.ids)
+        ]
+        lines.append(f"=== {request.label}: {len(chosen)} of {total} docs (version {task.version})")
+        missing = [ident for ident in selection.ids if ident not in {c[1] for c in chosen}]
+        if missing:
+            lines.append(f"no doc with id {', '.join(missing)} (ids run from 0; labels are split/id"
+                         f" when a task has several evaluation splits)")  # fmt: skip
+        for position, label, doc in chosen:
+            lines.append(doc_block(position, total, label, doc, settings, template))
+            lines.append("")
+    return lines
