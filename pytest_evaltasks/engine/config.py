@@ -1,36 +1,114 @@
-"""`TaskConfig`: the declarative description of one task, with lighteval's field names."""
+"""`TaskConfig`: the declarative description of one task, with lighteval's field names.
+
+Validated by pydantic v2's core (`pydantic_core`) against a schema written out here, so a run
+pays about 50 ms for validation instead of the ~200 ms that importing pydantic and building a
+model's schema cost: every run of the plugin imports the task modules, which build configs.
+Unknown fields are refused with a did-you-mean hint; invalid values name the task, the field
+and the value, for construction and assignment alike.
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-import pydantic
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    StrictBool,
-    StrictInt,
-    ValidationError,
-    field_validator,
-)
+from pydantic_core import SchemaValidator, ValidationError
+from pydantic_core import core_schema as cs
 
 from ..errors import TaskConfigError, did_you_mean
 from .metrics import metric_name
 
-FewShotSelect = Literal[
-    "balanced", "random", "sequential", "random_sampling_from_train", "random_sampling"
-]
+FEW_SHOT_SELECTIONS = (
+    "balanced",
+    "random",
+    "sequential",
+    "random_sampling_from_train",
+    "random_sampling",
+)
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
-_PYDANTIC_DIR = str(Path(pydantic.__file__).resolve().parent)
+
+REQUIRED = object()
 
 
-class TaskConfig(BaseModel):
+def _str_list() -> cs.CoreSchema:
+    return cs.list_schema(cs.str_schema())
+
+
+def _strict_int() -> cs.CoreSchema:
+    return cs.int_schema(strict=True)
+
+
+FIELDS: dict[str, tuple[cs.CoreSchema, Any]] = {
+    "name": (cs.str_schema(min_length=1), REQUIRED),
+    "prompt_function": (cs.callable_schema(), REQUIRED),
+    "hf_repo": (cs.str_schema(), REQUIRED),
+    "hf_subset": (cs.nullable_schema(cs.str_schema()), REQUIRED),
+    "metrics": (cs.list_schema(cs.any_schema()), REQUIRED),
+    "solver": (cs.any_schema(), None),
+    "scorer": (cs.any_schema(), None),
+    "sample_fields": (cs.any_schema(), None),
+    "sample_to_fewshot": (cs.any_schema(), None),
+    "filter": (cs.any_schema(), None),
+    "hf_revision": (cs.nullable_schema(cs.str_schema()), None),
+    "hf_filter": (cs.nullable_schema(cs.callable_schema()), None),
+    "hf_data_files": (
+        cs.nullable_schema(
+            cs.union_schema(
+                [cs.str_schema(), _str_list(), cs.dict_schema(cs.str_schema(), cs.any_schema())]
+            )
+        ),
+        None,
+    ),
+    "hf_avail_splits": (cs.nullable_schema(_str_list()), lambda: ["train", "validation", "test"]),
+    "evaluation_splits": (cs.list_schema(cs.str_schema(), min_length=1), lambda: ["validation"]),
+    "few_shots_split": (
+        cs.nullable_schema(cs.union_schema([cs.str_schema(), _str_list()])),
+        None,
+    ),
+    "few_shots_select": (cs.nullable_schema(cs.literal_schema(list(FEW_SHOT_SELECTIONS))), None),
+    "generation_size": (cs.nullable_schema(_strict_int()), None),
+    "generation_grammar": (cs.any_schema(), None),
+    "stop_sequence": (cs.nullable_schema(_str_list()), None),
+    "num_samples": (cs.nullable_schema(cs.list_schema(_strict_int())), None),
+    "original_num_docs": (_strict_int(), -1),
+    "effective_num_docs": (_strict_int(), -1),
+    "must_remove_duplicate_docs": (cs.bool_schema(strict=True), False),
+    "num_fewshots": (cs.int_schema(strict=True, ge=0), 0),
+    "truncate_fewshots": (cs.bool_schema(strict=True), False),
+    "version": (cs.union_schema([_strict_int(), cs.str_schema(min_length=1)]), 0),
+}
+"""Field -> (schema, default): lighteval's fields and defaults; `REQUIRED` has none."""
+
+LIST_FIELDS = ("hf_avail_splits", "evaluation_splits", "stop_sequence")
+"""Fields lighteval task files often give as tuples; a bare string there is a mistake."""
+
+
+def _validator(names: Sequence[str]) -> SchemaValidator:
+    """A validator for `names`: missing required fields are errors, the rest get defaults."""
+    fields = {}
+    for name in names:
+        schema, default = FIELDS[name]
+        if default is REQUIRED:
+            fields[name] = cs.typed_dict_field(schema, required=True)
+        elif callable(default):
+            fields[name] = cs.typed_dict_field(
+                cs.with_default_schema(schema, default_factory=default), required=False
+            )
+        else:
+            fields[name] = cs.typed_dict_field(
+                cs.with_default_schema(schema, default=default), required=False
+            )
+    return SchemaValidator(cs.typed_dict_schema(fields, extra_behavior="forbid"))
+
+
+_ALL = _validator(list(FIELDS))
+_ONE: dict[str, SchemaValidator] = {}
+
+
+class TaskConfig:
     """One task: its dataset, prompt function, splits, few-shot and generation settings.
 
     Unknown fields are refused with a did-you-mean hint; invalid values name the task, the
@@ -38,96 +116,82 @@ class TaskConfig(BaseModel):
     can point at the task's source.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-        arbitrary_types_allowed=True,
-        validate_assignment=True,
-        frozen=False,
-    )
+    __slots__ = (*FIELDS, "_source")
+    model_fields: dict[str, Any] = dict.fromkeys(FIELDS)
+    """The field names (pydantic's name for them, kept for code that reads it)."""
 
-    name: str = Field(min_length=1)
+    name: str
     prompt_function: Callable[..., Any]
     hf_repo: str
-    hf_subset: str | None  # None: the dataset's default configuration, as in `datasets`
+    hf_subset: str | None
     metrics: list[Any]
-
-    solver: Any = None
-    scorer: Any = None
-    sample_fields: Any = None
-    sample_to_fewshot: Any = None
-    filter: Any = None
-
-    hf_revision: str | None = None
-    hf_filter: Callable[..., Any] | None = None
-    hf_data_files: str | list[str] | dict[str, Any] | None = None
-    hf_avail_splits: list[str] | None = Field(
-        default_factory=lambda: ["train", "validation", "test"]
-    )
-
-    evaluation_splits: list[str] = Field(default_factory=lambda: ["validation"], min_length=1)
-    few_shots_split: str | list[str] | None = None
+    solver: Any
+    scorer: Any
+    sample_fields: Any
+    sample_to_fewshot: Any
+    filter: Any
+    hf_revision: str | None
+    hf_filter: Callable[..., Any] | None
+    hf_data_files: str | list[str] | dict[str, Any] | None
+    hf_avail_splits: list[str] | None
+    evaluation_splits: list[str]
+    few_shots_split: str | list[str] | None
     """A split name; lighteval also accepts a list of them (the pool is their concatenation)."""
-    few_shots_select: FewShotSelect | None = None
-
-    generation_size: StrictInt | None = None
-    generation_grammar: Any = None
-    stop_sequence: list[str] | None = None
-    num_samples: list[StrictInt] | None = None
-
-    original_num_docs: StrictInt = -1
-    effective_num_docs: StrictInt = -1
-    must_remove_duplicate_docs: StrictBool = False
-    num_fewshots: StrictInt = Field(default=0, ge=0)
-    truncate_fewshots: StrictBool = False
-    version: StrictInt | Annotated[str, Field(min_length=1)] = 0
-
-    _source: tuple[str, int] = PrivateAttr(default=("<unknown>", 0))
+    few_shots_select: str | None
+    generation_size: int | None
+    generation_grammar: Any
+    stop_sequence: list[str] | None
+    num_samples: list[int] | None
+    original_num_docs: int
+    effective_num_docs: int
+    must_remove_duplicate_docs: bool
+    num_fewshots: int
+    truncate_fewshots: bool
+    version: int | str
+    _source: tuple[str, int]
 
     def __init__(self, **data: Any) -> None:
-        """Validate, turning pydantic's report into one error that names the task."""
+        """Validate, turning the report into one error that names the task."""
         _reject_unknown_fields(data)
+        prepared, problems = _prepare(data)
         try:
-            super().__init__(**data)
+            values = _ALL.validate_python(prepared)
         except ValidationError as exc:
-            raise TaskConfigError(_describe(data.get("name"), exc)) from None
-        self._source = _caller_location()
+            raise TaskConfigError(_describe(data.get("name"), problems + _errors(exc))) from None
+        if problems:
+            raise TaskConfigError(_describe(data.get("name"), problems))
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_source", _caller_location())
 
     def __setattr__(self, name: str, value: Any) -> None:
         """Keep assignment errors as readable as construction errors."""
+        if name not in FIELDS:
+            raise TaskConfigError(
+                f"task {self.name!r}: unknown config field {name!r}{did_you_mean(name, FIELDS)}"
+            )
+        prepared, problems = _prepare({name: value})
+        if problems:
+            raise TaskConfigError(_describe(self.name, problems))
+        validator = _ONE.get(name) or _ONE.setdefault(name, _validator([name]))
         try:
-            super().__setattr__(name, value)
+            values = validator.validate_python(prepared)
         except ValidationError as exc:
-            raise TaskConfigError(_describe(self.name, exc)) from None
+            raise TaskConfigError(_describe(self.name, _errors(exc))) from None
+        object.__setattr__(self, name, values[name])
 
-    @field_validator("few_shots_split", mode="before")
-    @classmethod
-    def _fewshot_split_list(cls, value: Any) -> Any:
-        """A one-element list (as lighteval task files write it) is that split."""
-        if isinstance(value, tuple):
-            value = list(value)
-        if isinstance(value, list) and len(value) == 1:
-            return value[0]
-        return value
-
-    @field_validator("hf_avail_splits", "evaluation_splits", "stop_sequence", mode="before")
-    @classmethod
-    def _tuple_to_list(cls, value: Any) -> Any:
-        """lighteval task files often pass tuples; a bare string is a mistake, not a list."""
-        if isinstance(value, str):
-            raise ValueError("must be a list of strings, not a single string")
-        return list(value) if isinstance(value, tuple) else value
-
-    @field_validator("metrics", mode="before")
-    @classmethod
-    def _metrics_to_list(cls, value: Any) -> Any:
-        """Accept any sequence of metric objects, as lighteval does."""
-        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-            raise ValueError("must be a list of metric objects")
-        return list(value)
+    def model_copy(self, update: dict[str, Any] | None = None) -> TaskConfig:
+        """A shallow copy with some fields replaced (not validated, as in pydantic)."""
+        copied = object.__new__(TaskConfig)
+        for name in self.__slots__:
+            object.__setattr__(copied, name, getattr(self, name))
+        for name, value in (update or {}).items():
+            object.__setattr__(copied, name, value)
+        return copied
 
     def set_source(self, path: str, line: int) -> None:
         """Locate a config made elsewhere (a converted lighteval config) at its task file."""
-        self._source = (path, line)
+        object.__setattr__(self, "_source", (path, line))
 
     @property
     def source_file(self) -> str:
@@ -144,29 +208,78 @@ class TaskConfig(BaseModel):
         """The recorded name of every metric, in order."""
         return [metric_name(metric) for metric in self.metrics]
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TaskConfig):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in FIELDS)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"TaskConfig(name={self.name!r}, hf_repo={self.hf_repo!r}, version={self.version!r})"
+
 
 LightevalTaskConfig = TaskConfig
 """The lighteval name, so ported task files only change their imports."""
 
+Problem = tuple[str, Any, str]
+"""(field, value, message) of one invalid value."""
+
+
+def _prepare(data: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
+    """lighteval's leniencies, before validation: tuples are lists, a one-element list of
+    few-shot splits is that split, metrics may be any sequence; a bare string is a mistake."""
+    prepared = dict(data)
+    problems: list[Problem] = []
+    for name in LIST_FIELDS:
+        value = prepared.get(name)
+        if isinstance(value, str):
+            problems.append((name, value, "must be a list of strings, not a single string"))
+        elif isinstance(value, tuple):
+            prepared[name] = list(value)
+    split = prepared.get("few_shots_split")
+    if isinstance(split, tuple):
+        split = prepared["few_shots_split"] = list(split)
+    if isinstance(split, list) and len(split) == 1:
+        prepared["few_shots_split"] = split[0]
+    if "metrics" in prepared:
+        metrics = prepared["metrics"]
+        if isinstance(metrics, (str, bytes)) or not isinstance(metrics, Sequence):
+            problems.append(("metrics", metrics, "must be a list of metric objects"))
+        else:
+            prepared["metrics"] = list(metrics)
+    for name, _, _ in problems:
+        prepared.pop(name, None)
+    return prepared, problems
+
 
 def _reject_unknown_fields(data: dict[str, Any]) -> None:
     """Refuse unknown keys with a suggestion: a typo would otherwise silently do nothing."""
-    known = TaskConfig.model_fields.keys()
-    unknown = [key for key in data if key not in known]
+    unknown = [key for key in data if key not in FIELDS]
     if not unknown:
         return
     task = data.get("name", "<unnamed>")
-    details = "; ".join(f"{key!r}{did_you_mean(key, known)}" for key in unknown)
+    details = "; ".join(f"{key!r}{did_you_mean(key, FIELDS)}" for key in unknown)
     raise TaskConfigError(f"task {task!r}: unknown config field {details}")
 
 
-def _describe(task: Any, exc: ValidationError) -> str:
+def _errors(exc: ValidationError) -> list[Problem]:
+    """pydantic's errors as (field, value, message)."""
+    problems: list[Problem] = []
+    for error in exc.errors():
+        location = ".".join(str(part) for part in error["loc"]) or "<config>"
+        message = error["msg"]
+        if error["type"] == "literal_error" and "few_shots_select" in location:
+            message = f"must be one of {', '.join(FEW_SHOT_SELECTIONS)}, or None"
+        problems.append((location, error.get("input"), message))
+    return problems
+
+
+def _describe(task: Any, problems: list[Problem]) -> str:
     """One line per invalid field: task, field, value, and what was expected."""
     lines = [f"task {task if task else '<unnamed>'!r}: invalid config"]
-    for error in exc.errors():
-        field_path = ".".join(str(part) for part in error["loc"]) or "<config>"
-        value = error.get("input")
-        lines.append(f"  field {field_path!r} = {_short_repr(value)}: {error['msg']}")
+    for field, value, message in problems:
+        lines.append(f"  field {field!r} = {_short_repr(value)}: {message}")
     return "\n".join(lines)
 
 
@@ -177,11 +290,11 @@ def _short_repr(value: Any, limit: int = 80) -> str:
 
 
 def _caller_location() -> tuple[str, int]:
-    """The first stack frame outside this package and pydantic: where the task file made us."""
+    """The first stack frame outside this package: where the task file made the config."""
     frame = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith((_PACKAGE_DIR, _PYDANTIC_DIR)):
+        if not filename.startswith(_PACKAGE_DIR):
             return filename, frame.f_lineno
         frame = frame.f_back  # type: ignore[assignment]
     return "<unknown>", 0

@@ -63,6 +63,9 @@ class Doc:
         return (self.query, self.choices, self.gold_index, self.instruction)
 
 
+_ONLY_STR = frozenset({str})
+
+
 def check_doc(doc: Doc) -> str | None:
     """What is wrong with a doc a prompt function made, or None when it is well formed.
 
@@ -79,7 +82,7 @@ def check_doc(doc: Doc) -> str | None:
         and type(gold) is int
         and -len(choices) <= gold < len(choices)
         and (doc.instruction is None or type(doc.instruction) is str)
-        and all(type(choice) is str for choice in choices)
+        and {*map(type, choices)} <= _ONLY_STR
     ):
         return None  # the common case, decided in a few type checks
     return _describe_problem(doc)

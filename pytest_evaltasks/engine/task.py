@@ -271,26 +271,18 @@ class Task:
         return order, rnd
 
     def _runtime_docs(self, order: list[int], rnd: random.Random, variance_seed: int) -> list[Doc]:
-        """New docs for the eval docs at `order`, with few-shot samples and run settings.
+        """The eval docs at `order`, each given its few-shot samples.
 
-        Runs once per evaluated doc, so each doc is built by one constructor call; the sampler
-        is given the templates, whose content fields the new docs share.
+        The docs are the task's own (their run settings were set when they were built), so
+        only the examples change; a later build with another variance seed gives them other
+        examples, which is why a `TaskResult` is read before the task is built again.
         """
         source_docs = self.eval_docs()
-        config = self.config
-        full_name = self.full_name
-        generation_size = config.generation_size
-        num_samples = self._num_samples
-        stop = list(config.stop_sequence) if config.stop_sequence is not None else []
-        methods = self._sampling_methods
-        templates = [source_docs[position] for position in order]
-        shots = self.sampler.sample_each(self.num_fewshots, templates, variance_seed, rnd)
-        return [
-            _runtime_copy(
-                template, full_name, examples, generation_size, stop, num_samples, methods
-            )
-            for template, examples in zip(templates, shots, strict=True)
-        ]
+        docs = [source_docs[position] for position in order]
+        shots = self.sampler.sample_each(self.num_fewshots, docs, variance_seed, rnd)
+        for doc, examples in zip(docs, shots, strict=True):
+            doc.fewshot_samples = examples
+        return docs
 
     @cached_property
     def _num_samples(self) -> int:
@@ -319,10 +311,16 @@ class Task:
         return methods
 
     def _split_docs(self, split: str, rows: list[Row], few_shots: bool) -> list[Doc]:
-        """One split's docs; ids are row indices, so a dropped row still uses up its index."""
+        """One split's docs; ids are row indices, so a dropped row still uses up its index.
+
+        Evaluation docs get their run settings here, once, as lighteval's `get_docs` sets them
+        (task name, sampling methods, generation settings, `use_logits`, samples); few-shot
+        docs keep what the prompt function and the config gave them, as in lighteval.
+        """
         config = self.config
         prompt_function = config.prompt_function
         task_name = config.name
+        settings = None if few_shots else self._run_settings()
         docs: list[Doc] = []
         for index, row in enumerate(rows):
             row["__few_shots"] = few_shots
@@ -342,10 +340,26 @@ class Task:
                 raise self._row_error(split, index, row, f"returned a Doc whose {problem}")
             doc.id = str(index)
             doc.generation_grammar = config.generation_grammar
-            doc.generation_size = config.generation_size
-            doc.stop_sequences = config.stop_sequence
+            if settings is None:
+                doc.generation_size = config.generation_size
+                doc.stop_sequences = config.stop_sequence
+            else:
+                full_name, methods, stop, num_samples = settings
+                doc.task_name = full_name
+                doc.sampling_methods = (
+                    [*doc.sampling_methods, *methods] if doc.sampling_methods else methods
+                )
+                doc.generation_size = config.generation_size
+                doc.stop_sequences = stop
+                doc.use_logits = True if doc.use_logits is None else doc.use_logits
+                doc.num_samples = num_samples
             docs.append(doc)
         return docs
+
+    def _run_settings(self) -> tuple[str, list[Any], list[str], int]:
+        """What every evaluation doc of this run gets: one list object each, shared."""
+        stop = list(self.config.stop_sequence) if self.config.stop_sequence is not None else []
+        return self.full_name, list(self._sampling_methods), stop, self._num_samples
 
     def _as_doc(self, value: Any, split: str, index: int, row: Row) -> Doc:
         """A `Doc` subclass as it is; lighteval's `Doc` converted; anything else refused."""
@@ -444,40 +458,3 @@ def detached(doc: Doc, memo: dict[int, Doc]) -> Doc:
     copied.fewshot_samples = [detached(example, memo) for example in doc.fewshot_samples]
     memo[id(doc)] = copied
     return copied
-
-
-def _runtime_copy(
-    doc: Doc,
-    task_name: str,
-    fewshot_samples: list[Doc],
-    generation_size: int | None,
-    stop_sequences: list[str] | None,
-    num_samples: int,
-    task_methods: list[Any],
-) -> Doc:
-    """A new doc sharing the prompt function's values, with this run's runtime fields.
-
-    Positional arguments in `Doc` field order: the cheapest way to build a slotted dataclass.
-    `use_logits` stays as the prompt function set it (None means True), as in lighteval.
-    """
-    methods = [*doc.sampling_methods, *task_methods] if task_methods else list(doc.sampling_methods)
-    return Doc(
-        doc.query,
-        doc.choices,
-        doc.gold_index,
-        doc.instruction,
-        doc.images,
-        doc.specific,
-        doc.unconditioned_query,
-        doc.original_query,
-        doc.id,
-        task_name,
-        fewshot_samples,
-        methods,
-        doc.fewshot_sorting_class,
-        generation_size,
-        stop_sequences,
-        True if doc.use_logits is None else doc.use_logits,
-        num_samples,
-        doc.generation_grammar,
-    )

@@ -10,7 +10,7 @@ count. A task module silences rules for its tasks with a module-level mapping:
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -63,7 +63,12 @@ class Finding:
 
 
 def lint(result: TaskResult, ignored: Iterable[str] = ()) -> list[Finding]:
-    """Every finding of every rule not ignored, in rule order."""
+    """Every finding of every rule not ignored, in rule order.
+
+    Runs on every doc of every run (lint is on by default), so the per-doc rules are one pass
+    of plain checks, and what depends only on a doc's sampling methods is worked out once per
+    distinct set of them.
+    """
     skip = set(ignored)
     found: dict[str, list[str]] = defaultdict(list)
     details: dict[str, str] = {}
@@ -73,16 +78,32 @@ def lint(result: TaskResult, ignored: Iterable[str] = ()) -> list[Finding]:
             if detail is not None:
                 found[rule] = []
                 details[rule] = detail
-    doc_rules = [(rule, check) for rule, check in _DOC_RULES.items() if rule not in skip]
+    kinds: dict[tuple[Any, ...], tuple[bool, bool]] = {}
+    shots: dict[tuple[int, ...], bool] = {}
+    scored_docs: list[tuple[str, Doc]] = []
     for label, doc in result.docs:
-        methods = {str(getattr(method, "value", method)) for method in doc.sampling_methods}
-        view = _View(doc, _prompt_end(doc), _scored(doc, methods), _generative(doc, methods))
-        for rule, check in doc_rules:
-            if check(view):
+        key = tuple(doc.sampling_methods)
+        kind = kinds.get(key)
+        if kind is None or not key:
+            kind = kinds[key] = _kind(doc)
+        if kind[0]:
+            scored_docs.append((label, doc))
+        for rule in _doc_findings(doc, *kind):
+            if rule not in skip:
                 found[rule].append(label)
+        examples = doc.fewshot_samples
+        if len(examples) > 1:  # docs drawing the same examples share the answer
+            ids = tuple(map(id, examples))
+            repeated = shots.get(ids)
+            if repeated is None:
+                repeated = shots[ids] = _repeats(examples)
+            if repeated and "identical-fewshots" not in skip:
+                found["identical-fewshots"].append(label)
     for rule, check_all in _SET_RULES.items():
         if rule not in skip:
-            labels, detail = check_all(result.docs)
+            labels, detail = check_all(
+                scored_docs if rule == "choice-count-varies" else result.docs
+            )
             if labels:
                 found[rule] = labels
                 details[rule] = detail
@@ -129,32 +150,44 @@ _TASK_RULES: dict[str, Callable[[TaskResult], str | None]] = {
 # --- doc rules --------------------------------------------------------------------------------
 
 
-def _scored(doc: Doc, methods: set[str]) -> bool:
-    """Each choice is appended to the prompt and scored (loglikelihood, multiple choice);
-    without sampling methods (metrics of unknown kind), docs with several choices are."""
-    if methods:
-        return SamplingMethod.LOGPROBS.value in methods
-    return len(doc.choices) > 1
+def _kind(doc: Doc) -> tuple[bool, bool]:
+    """(scored by appending each choice, answered by generation), from the sampling methods;
+    without any (metrics of unknown kind), docs with several choices count as scored."""
+    methods = {str(getattr(method, "value", method)) for method in doc.sampling_methods}
+    if not methods:
+        return len(doc.choices) > 1, len(doc.choices) <= 1
+    return SamplingMethod.LOGPROBS.value in methods, SamplingMethod.GENERATIVE.value in methods
 
 
-def _generative(doc: Doc, methods: set[str]) -> bool:
-    """The model generates an answer (the golds are references, not continuations)."""
-    if methods:
-        return SamplingMethod.GENERATIVE.value in methods
-    return len(doc.choices) <= 1
+def _doc_findings(doc: Doc, scored: bool, generative: bool) -> Iterator[str]:
+    """The names of the per-doc rules `doc` breaks."""
+    choices = doc.choices
+    end = _prompt_end(doc)
+    if end in (" ", "\t"):
+        yield "trailing-space"
+    if scored:
+        if end == " " and any(choice.startswith(" ") for choice in choices):
+            yield "double-space-at-join"
+        if end and not end.isspace() and any(c and not c[0].isspace() for c in choices):
+            yield "glued-at-join"
+    if not doc.query.strip() or (scored and any(not choice.strip() for choice in choices)):
+        yield "empty-text"
+    if len(set(choices)) < len(choices):
+        yield "duplicate-choices"
+    if generative:
+        golds = _golds(doc)
+        stops = [stop for stop in doc.stop_sequences or [] if stop]
+        if stops and any(stop in gold for gold in golds for stop in stops):
+            yield "stop-in-gold"
+        size = doc.generation_size
+        if size is not None and size > 0 and max((len(g.split()) for g in golds), default=0) > size:
+            yield "generation-size-short"
 
 
-@dataclass(frozen=True)
-class _View:
-    """A doc with what several rules ask of it, worked out once."""
-
-    doc: Doc
-    end: str
-    """The last character of the plain prompt ("" for an empty prompt)."""
-    scored: bool
-    """Scored by appending each choice to the prompt."""
-    generative: bool
-    """Answered by generation, which stop sequences and generation_size limit."""
+def _repeats(examples: list[Doc]) -> bool:
+    """Two of these few-shot examples are the same question."""
+    keys = {(e.query, tuple(e.choices), repr(e.gold_index)) for e in examples}
+    return len(keys) < len(examples)
 
 
 def _prompt_end(doc: Doc) -> str:
@@ -165,55 +198,6 @@ def _prompt_end(doc: Doc) -> str:
     return "\n" if doc.instruction is not None or doc.fewshot_samples else ""
 
 
-def _double_space(view: _View) -> bool:
-    return view.scored and view.end == " " and any(c.startswith(" ") for c in view.doc.choices)
-
-
-def _glued(view: _View) -> bool:
-    return (
-        view.scored
-        and bool(view.end)
-        and not view.end.isspace()
-        and any(choice and not choice[0].isspace() for choice in view.doc.choices)
-    )
-
-
-def _trailing_space(view: _View) -> bool:
-    return view.end in (" ", "\t")
-
-
-def _empty_text(view: _View) -> bool:
-    if not view.doc.query.strip():
-        return True
-    return view.scored and any(not choice.strip() for choice in view.doc.choices)
-
-
-def _duplicate_choices(view: _View) -> bool:
-    return len(set(view.doc.choices)) < len(view.doc.choices)
-
-
-def _stop_in_gold(view: _View) -> bool:
-    if not view.generative:
-        return False
-    stops = [stop for stop in view.doc.stop_sequences or [] if stop]
-    return bool(stops) and any(stop in gold for gold in _golds(view.doc) for stop in stops)
-
-
-def _generation_too_short(view: _View) -> bool:
-    size = view.doc.generation_size
-    if not view.generative or size is None or size <= 0:
-        return False
-    return max((len(gold.split()) for gold in _golds(view.doc)), default=0) > size
-
-
-def _identical_fewshots(view: _View) -> bool:
-    keys = [
-        (example.query, tuple(example.choices), repr(example.gold_index))
-        for example in view.doc.fewshot_samples
-    ]
-    return len(set(keys)) < len(keys)
-
-
 def _golds(doc: Doc) -> list[str]:
     try:
         return [str(gold) for gold in doc.get_golds()]
@@ -221,27 +205,15 @@ def _golds(doc: Doc) -> list[str]:
         return []
 
 
-_DOC_RULES: dict[str, Callable[[_View], bool]] = {
-    "double-space-at-join": _double_space,
-    "glued-at-join": _glued,
-    "trailing-space": _trailing_space,
-    "empty-text": _empty_text,
-    "duplicate-choices": _duplicate_choices,
-    "stop-in-gold": _stop_in_gold,
-    "generation-size-short": _generation_too_short,
-    "identical-fewshots": _identical_fewshots,
-}
-
-
 # --- rules over all docs ----------------------------------------------------------------------
 
 
 def _choice_counts(docs: list[tuple[str, Doc]]) -> tuple[list[str], str]:
-    """Multiple-choice docs whose number of choices is not the most common one."""
+    """Multiple-choice docs whose number of choices is not the most common one (`docs` are the
+    docs scored by their choices)."""
     counts: dict[int, list[str]] = defaultdict(list)
     for label, doc in docs:
-        methods = {str(getattr(method, "value", method)) for method in doc.sampling_methods}
-        if _scored(doc, methods) and len(doc.choices) > 1:
+        if len(doc.choices) > 1:
             counts[len(doc.choices)].append(label)
     if len(counts) < 2:
         return [], ""

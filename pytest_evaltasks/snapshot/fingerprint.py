@@ -26,26 +26,36 @@ CONTENT_FIELDS = (
     "unconditioned_query",
     "original_query",
     "images",
+    "fewshot_sorting_class",
+)
+"""The `Doc` fields of the question itself, encoded for each doc."""
+
+RUN_FIELDS = (
     "sampling_methods",
     "generation_size",
     "stop_sequences",
     "num_samples",
     "use_logits",
     "generation_grammar",
-    "fewshot_sorting_class",
 )
-"""The `Doc` fields a hash covers; `id`, `task_name` and the examples are covered separately."""
+"""The `Doc` fields a run sets, usually one value (one object) for all of a task's docs; their
+encoding is kept per distinct set of objects. `id`, `task_name` and the examples are covered
+separately."""
 
 DIGEST_SIZE = 8
 """Bytes per doc hash: 16 hex digits; a collision among one task's docs is out of reach."""
 
 
-def doc_content(doc: Doc) -> str:
-    """The canonical text of a doc's content fields (see `CONTENT_FIELDS`)."""
+def doc_content(doc: Doc, with_query: bool = True) -> str:
+    """The canonical text of a doc's own content fields (see `CONTENT_FIELDS`).
+
+    Without `with_query` the query is left out (`null`: a validated query is a string), for a
+    caller that hashes the query's own bytes, which is cheaper than escaping it as JSON.
+    """
     images = doc.images
     return canonical(
         [
-            doc.query,
+            doc.query if with_query else None,
             doc.choices,
             doc.gold_index,
             doc.instruction,
@@ -53,16 +63,15 @@ def doc_content(doc: Doc) -> str:
             doc.unconditioned_query,
             doc.original_query,
             None if images is None else [image_digest(image) for image in images],
-            doc.sampling_methods,
-            doc.generation_size,
-            doc.stop_sequences,
-            doc.num_samples,
-            doc.use_logits,
-            doc.generation_grammar,
             doc.fewshot_sorting_class,
         ],
         CONTENT_FIELDS,
     )
+
+
+def run_content(doc: Doc) -> str:
+    """The canonical text of a doc's run fields (see `RUN_FIELDS`)."""
+    return canonical([getattr(doc, name) for name in RUN_FIELDS], RUN_FIELDS)
 
 
 class DocHasher:
@@ -76,18 +85,44 @@ class DocHasher:
     def __init__(self) -> None:
         self._heads: dict[tuple[Any, ...], Any] = {}
         self._examples: dict[int, bytes] = {}
+        self._runs: dict[tuple[Any, ...], bytes] = {}
 
     def digest(self, doc: Doc) -> str:
-        """The doc's hash: its prompt, its content fields, and its examples."""
+        """The doc's hash: its prompt, its content fields, its run fields and its examples.
+
+        The query's bytes go in as they are, once when the prompt ends with the query itself,
+        else after the prompt's (stripped) query; the other fields as canonical JSON.
+        """
         # Examples are the sampler's cached pool, alive for the whole build: ids are stable.
         key = (doc.instruction, *map(id, doc.fewshot_samples))
         head = self._heads.get(key)
         if head is None:
             head = self._heads[key] = self._head_state(doc)
         state = head.copy()
-        state.update(plain_prompt_query(doc).encode("utf-8", "surrogatepass"))
-        state.update(b"\x1e" + doc_content(doc).encode("utf-8", "surrogatepass"))
+        shown = plain_prompt_query(doc)
+        for text in (shown,) if shown is doc.query else (shown, doc.query):
+            encoded = text.encode("utf-8", "surrogatepass")
+            state.update(len(encoded).to_bytes(8, "little"))  # lengths keep the parts apart
+            state.update(encoded)
+        state.update(doc_content(doc, with_query=False).encode("utf-8", "surrogatepass"))
+        state.update(self._run_bytes(doc))
         return str(state.hexdigest())
+
+    def _run_bytes(self, doc: Doc) -> bytes:
+        """The run fields' encoding, kept per distinct set of field objects (a run sets one
+        list object, or one value, for all of a task's docs)."""
+        key = (
+            id(doc.sampling_methods),
+            doc.generation_size,
+            id(doc.stop_sequences),
+            doc.num_samples,
+            doc.use_logits,
+            id(doc.generation_grammar),
+        )
+        known = self._runs.get(key)
+        if known is None:
+            known = self._runs[key] = b"\x1e" + run_content(doc).encode("utf-8", "surrogatepass")
+        return known
 
     def _head_state(self, doc: Doc) -> Any:
         """A hash state over the prompt head and each example's id and content."""
@@ -104,8 +139,8 @@ class DocHasher:
         known = self._examples.get(id(example))
         if known is None:
             known = self._examples[id(example)] = (
-                f"\x1f{example.id}\x1f{doc_content(example)}".encode("utf-8", "surrogatepass")
-            )
+                f"\x1f{example.id}\x1f{doc_content(example)}\x1e{run_content(example)}"
+            ).encode("utf-8", "surrogatepass")
         return known
 
 
