@@ -14,16 +14,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..errors import EvalTaskError
-from ..snapshot.syrupy_extension import syrupy_active
-from .items import (
-    COLLECTOR_NAME,
-    CONTEXT_KEY,
-    RESULTS_KEY,
-    EvalTasksCollector,
-    RunContext,
-)
 from .options import Options, add_options, resolve_options, take_node_ids
-from .summary import RESULT_KEY, ItemResult, RunSummary, count
+from .state import CONTEXT_KEY, RESULTS_KEY, RunContext
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
@@ -138,7 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if option.evaltasks_save_data is not None or option.evaltasks_show is not None:
         return
     _allow_bars_in_keywords(config)
-    if not syrupy_active(config):
+    if not config.pluginmanager.has_plugin("syrupy"):
         raise pytest.UsageError(
             "--evaltasks needs syrupy's pytest plugin, which is disabled here (-p no:syrupy); "
             "remove that option"
@@ -251,6 +243,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     context = config.stash.get(CONTEXT_KEY, None)
     if context is None:
         return None
+    from .summary import count
+
     options = context.options
     plan = context.plan
     mode = "update" if options.update else "compare"
@@ -304,6 +298,8 @@ def pytest_collection_modifyitems(
     context = config.stash.get(CONTEXT_KEY, None)
     if context is None:
         return
+    from .items import COLLECTOR_NAME, EvalTasksCollector
+
     collector = EvalTasksCollector.from_parent(
         session, name=COLLECTOR_NAME, nodeid=COLLECTOR_NAME, context=context
     )
@@ -328,6 +324,8 @@ class _ResultCollector:
         """Record an item's result from its call-phase report."""
         if report.when != "call":
             return
+        from .summary import RESULT_KEY, ItemResult
+
         for key, value in report.user_properties:
             if key == RESULT_KEY and isinstance(value, str):
                 result = ItemResult.from_json(value)
@@ -341,6 +339,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if context is None or context.options.report is None or hasattr(config, "workerinput"):
         return
     from .report import markdown, write
+    from .summary import RunSummary
 
     collected = config.stash.get(RESULTS_KEY, [])
     summary = RunSummary([result for result, _ in collected])
@@ -361,6 +360,8 @@ def pytest_terminal_summary(
                 yellow=True,
             )
         return
+    from .summary import RunSummary
+
     summary = RunSummary([result for result, _ in config.stash.get(RESULTS_KEY, [])])
     if not summary.results:
         return

@@ -8,7 +8,6 @@ a report a reviewer can read. `ModuleItem` fails for a task module that cannot b
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,21 +22,20 @@ from ..snapshot.format import (
     SnapshotFileError,
     build_snapshot,
     normalise,
+    recorded_shown_text,
 )
 from ..snapshot.gate import Outcome, Verdict, ids, judge
 from ..snapshot.storage import Recorded, read_recorded, snapshot_filename
 from ..snapshot.syrupy_extension import assert_snapshot
+from .state import CONTEXT_KEY, RunContext
 from .summary import RESULT_KEY, ItemResult
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr
 
-    from ..engine.chat_template import ChatTemplate
-    from ..engine.registry import BrokenModule, Registry, Unusable
+    from ..engine.registry import BrokenModule, Unusable
     from ..engine.task_string import TaskRequest
-    from .changes import Changes
-    from .options import Options
-    from .plan import Orphan, RunPlan
+    from .plan import Orphan
 
 COLLECTOR_NAME = "evaltasks"
 DETAILS_CAP = 80
@@ -58,22 +56,6 @@ class CheckFailed(Exception):
     def __init__(self, report: FailureReport) -> None:
         super().__init__(report.headline)
         self.report = report
-
-
-@dataclass(frozen=True)
-class RunContext:
-    """Session-wide state the items share (kept in `config.stash`)."""
-
-    options: Options
-    registry: Registry
-    plan: RunPlan
-    template: ChatTemplate | None
-    changes: Changes | None = None
-
-
-CONTEXT_KEY = pytest.StashKey[RunContext]()
-RESULTS_KEY = pytest.StashKey[list[tuple[ItemResult, str]]]()
-"""Each finished item's result and pytest outcome, as the reports arrive."""
 
 
 class _ItemObject:
@@ -314,9 +296,10 @@ class TaskItem(CheckItem):
         result: ItemResult,
         update: bool,
     ) -> None:
-        """Content unchanged: check that the file still reads as this run lays it out."""
+        """Content unchanged: check that the docs shown still read as this run lays them out
+        (the rest of the file is what the gate compared)."""
         assert recorded is not None
-        if normalise(recorded.text) != built.text(recorded_shown):
+        if recorded_shown_text(recorded.text) != built.shown_text(recorded_shown):
             result.outcome = Outcome.EDITED
             if update:
                 self._write(built.text(recorded_shown if shown is None else shown), result)
@@ -336,8 +319,6 @@ class TaskItem(CheckItem):
             )
         if update and shown is not None and shown != recorded_shown:
             self._write(built.text(shown), result)  # a new layout: presentation only
-            return
-        assert_snapshot(self, normalise(recorded.text), update=False)
 
     def _report(
         self, verdict: Verdict, recorded: Recorded | None, built: BuiltSnapshot, shown: int

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ..snapshot.format import RunSettings
+from ..snapshot.settings import RunSettings
 
 
 @dataclass(frozen=True)

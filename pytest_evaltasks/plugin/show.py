@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.registry import Registry
     from ..engine.task_string import TaskRequest
-    from ..snapshot.format import RunSettings
+    from ..snapshot.settings import RunSettings
 
 DEFAULT_SHOWN = 3
 

@@ -24,6 +24,7 @@ from ..engine.metrics import metric_identity
 from ..engine.rendering import render_messages, render_plain
 from .canonical import plain_value
 from .fingerprint import DocHasher, fingerprint
+from .settings import RunSettings
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
@@ -46,34 +47,6 @@ IDENTITY_KEYS = frozenset({"name", "version"})
 
 class SnapshotFileError(ValueError):
     """A snapshot file that cannot be read back: corrupted, truncated, or mid-merge."""
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """Run options that shape a snapshot; recorded in it, so a mismatch is named as such."""
-
-    system_prompt: str | None = None
-    chat_template: str | None = None
-    """The template as recorded: a bundled name, `messages`, or a path relative to the root."""
-    chat_template_digest: str | None = None
-    max_samples: int | None = None
-    docs_shown: int | None = None
-    """Docs shown in full; None: as recorded in the snapshot, or 3 for a new one."""
-
-    def recorded(self) -> dict[str, str]:
-        """The `[settings]` section.
-
-        A chat template is recorded with a digest of its source, so an edited template file is
-        reported as a settings change, never as an unversioned prompt change of the task.
-        """
-        template = _json(self.chat_template)
-        if self.chat_template_digest is not None:
-            template += f" (sha256:{self.chat_template_digest[:16]})"
-        return {
-            "system_prompt": _json(self.system_prompt),
-            "chat_template": template,
-            "max_samples": "all" if self.max_samples is None else str(self.max_samples),
-        }
 
 
 @dataclass(frozen=True)
@@ -138,9 +111,14 @@ class BuiltSnapshot:
 
     def text(self, docs_shown: int) -> str:
         """The whole file, with the first `docs_shown` docs in full."""
-        facts = self.facts
-        shown = [self.doc_block(position) for position in range(min(docs_shown, self.size))]
-        return layout(facts, docs_shown, shown)
+        return layout(self.facts, docs_shown, self._blocks(docs_shown))
+
+    def shown_text(self, docs_shown: int) -> str:
+        """The part of the file after the doc hashes: the docs shown in full."""
+        return "".join(f"\n{block}\n" for block in self._blocks(docs_shown))
+
+    def _blocks(self, docs_shown: int) -> list[str]:
+        return [self.doc_block(position) for position in range(min(docs_shown, self.size))]
 
     @property
     def size(self) -> int:
@@ -335,6 +313,19 @@ def layout(facts: SnapshotFacts, docs_shown: int, shown: Sequence[str]) -> str:
 
 
 _CONFLICT = re.compile(r"^(<{7} |={7}$|>{7} )", re.MULTILINE)
+
+
+def recorded_shown_text(text: str) -> str:
+    """The docs shown in full in a recorded file, normalised: what `shown_text` lays out.
+
+    With the facts equal (the gate compared them), this is all that is left to compare: a
+    cheaper check than laying out and comparing the whole file.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    start = text.find("\n[doc 1 of ")
+    if start == -1:
+        return ""
+    return "".join(f"{line.rstrip()}\n" for line in text[start:].rstrip("\n").split("\n"))
 
 
 def normalise(text: str) -> str:

@@ -115,11 +115,6 @@ def _item_path_or_none(test_location: PyTestLocation) -> Path | None:
     return path if isinstance(path, Path) else None
 
 
-def syrupy_active(config: pytest.Config) -> bool:
-    """Whether syrupy's plugin is loaded (`-p no:syrupy` blocks it)."""
-    return bool(config.pluginmanager.has_plugin("syrupy"))
-
-
 def assert_snapshot(item: pytest.Item, text: str, update: bool) -> bool:
     """Compare (or, in update mode, write) `text` through syrupy, so its report counts it.
 
