@@ -63,11 +63,12 @@ class FewShotSampler:
 
         One call per task rather than one per doc: this loop runs for every evaluated doc, so
         its common path is a set lookup and a slice. Only a doc whose query is in the pool
-        can equal a pool doc, so the full content comparison is rarely needed. Every
-        returned list is new.
+        can equal a pool doc, so the full content comparison is rarely needed. The returned
+        lists are read, never edited (at 0 shots they are one shared empty list).
         """
         if num_fewshots == 0:
-            return [[] for _ in docs]
+            none: list[Doc] = []
+            return [none] * len(docs)  # one empty list for all: the lists are not edited
         prepared = self._prepared.get((variance_seed, num_fewshots))
         if prepared is None:
             prepared = self._prepare(num_fewshots, variance_seed)

@@ -89,13 +89,15 @@ def _json_lines(path: Path, text: str) -> list[Row]:
     body = text.strip()
     if not body:
         return []
+    lines = body.count("\n") + 1
+    joined = "[" + body.replace("\n", ",") + "]"
+    del body  # at most two copies of a large file's text are alive at once
     try:
-        rows: list[Any] = json.loads(
-            "[" + body.replace("\n", ",") + "]", object_pairs_hook=_unique_keys
-        )
+        rows: list[Any] = json.loads(joined, object_pairs_hook=_unique_keys)
     except (json.JSONDecodeError, _DuplicateKey):
         rows = []
-    if len(rows) != body.count("\n") + 1 or not all(type(row) is dict for row in rows):
+    del joined
+    if len(rows) != lines or not all(type(row) is dict for row in rows):
         rows = [_parse_line(path, number, line) for number, line in _numbered(text)]
     if _SURROGATE_ESCAPE.search(text):
         for number, row in zip((n for n, _ in _numbered(text)), rows, strict=True):

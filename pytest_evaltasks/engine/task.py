@@ -12,12 +12,14 @@ from __future__ import annotations
 import copy
 import random
 import warnings
+import weakref
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EvalTaskError, PromptFunctionError
+from .collection import CHECKPOINT_ROWS, checkpoint, long_lived
 from .doc import Doc, SamplingMethod, check_doc
 from .fewshot import FewShotSampler
 from .metrics import metric_category
@@ -90,7 +92,13 @@ class Task:
         )
         self.metric_params: dict[str, Any] = request.params_dict
         self.source = RowSource.for_config(config, Path(data_dir) if data_dir else None)
-        self.sampler = FewShotSampler(self._pool, config.few_shots_select, config.name)
+        # The sampler reaches the pool through a weak reference: a task and its sampler would
+        # otherwise form a cycle, and a cycle holding every doc of a large task lives until
+        # the collector's next full pass (at the end of a pytest session, at the latest).
+        owner = weakref.ref(self)
+        self.sampler = FewShotSampler(
+            lambda: _alive(owner)._pool(), config.few_shots_select, config.name
+        )
         self._eval_docs: list[Doc] | None = None
         self._eval_labels: list[str] = []
         self._rows_read = 0
@@ -225,7 +233,7 @@ class Task:
 
     def _build_all(self, with_pool: bool) -> None:
         """One seeded build of the eval docs and, when wanted, the few-shot pool."""
-        with reference_seeds():
+        with reference_seeds(), long_lived():
             docs: list[Doc] = []
             labels: list[str] = []
             several = len(self.config.evaluation_splits) > 1
@@ -234,6 +242,7 @@ class Task:
                 rows = self.source.rows(split)
                 self._rows_read += len(rows)
                 split_docs = self._split_docs(split, rows, few_shots=False)
+                del rows
                 docs.extend(split_docs)
                 labels.extend(f"{split}/{doc.id}" if several else doc.id for doc in split_docs)
             if self.config.must_remove_duplicate_docs:
@@ -313,6 +322,9 @@ class Task:
     def _split_docs(self, split: str, rows: list[Row], few_shots: bool) -> list[Doc]:
         """One split's docs; ids are row indices, so a dropped row still uses up its index.
 
+        `rows` is consumed: each row is released once its doc is made, so a large split's rows
+        and docs are not all in memory at once.
+
         Evaluation docs get their run settings here, once, as lighteval's `get_docs` sets them
         (task name, sampling methods, generation settings, `use_logits`, samples); few-shot
         docs keep what the prompt function and the config gave them, as in lighteval.
@@ -322,7 +334,11 @@ class Task:
         task_name = config.name
         settings = None if few_shots else self._run_settings()
         docs: list[Doc] = []
+        previous: list[str] = []
         for index, row in enumerate(rows):
+            rows[index] = None  # type: ignore[call-overload]  # freed as soon as it is used
+            if index and not index % CHECKPOINT_ROWS:
+                checkpoint()
             row["__few_shots"] = few_shots
             row["__index"] = index
             try:
@@ -338,6 +354,10 @@ class Task:
             problem = check_doc(doc)
             if problem is not None:
                 raise self._row_error(split, index, row, f"returned a Doc whose {problem}")
+            if doc.choices == previous:  # the same letters doc after doc: one list for all
+                doc.choices = previous
+            else:
+                previous = doc.choices
             doc.id = str(index)
             doc.generation_grammar = config.generation_grammar
             if settings is None:
@@ -391,6 +411,13 @@ class Task:
 
     def __repr__(self) -> str:
         return f"Task({self.display_name!r})"
+
+
+def _alive(owner: weakref.ReferenceType[Task]) -> Task:
+    """The task behind a weak reference (its sampler is only used while it lives)."""
+    task = owner()
+    assert task is not None, "a task's sampler outlived its task"
+    return task
 
 
 def _with_shots(config: TaskConfig, num_fewshots: int) -> TaskConfig:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..engine.collection import checkpoint, long_lived
 from ..errors import EvalTaskError
 from ..lint.rules import IGNORE_VARIABLE, RULES, ignored_rules, lint, unknown_rules
 from ..snapshot.failure import FailureReport, failure_report
@@ -192,7 +193,8 @@ class TaskItem(CheckItem):
         """Build, judge against the recorded snapshot, then pass, write, or fail."""
         result = self._start("task")
         try:
-            self._check(result)
+            with long_lived():  # a large task's docs are not rescanned by every full collection
+                self._check(result)
         finally:
             self._finish()
 
@@ -200,11 +202,13 @@ class TaskItem(CheckItem):
         context: RunContext = self.config.stash[CONTEXT_KEY]
         options = context.options
         built = self._build(context)
+        checkpoint()
         result.docs = built.size
         try:
             recorded = read_recorded(self.snapshot_path)
         except SnapshotFileError as exc:
             raise CheckFailed(FailureReport(str(exc), [])) from None
+        checkpoint()
         old = recorded.facts if recorded is not None else None
         verdict = judge(old, built.facts, options.update, options.allow_unversioned)
         result.outcome = verdict.outcome
@@ -258,6 +262,7 @@ class TaskItem(CheckItem):
         """This run's task, fingerprinted."""
         task = context.registry.make_task(self.request)
         result = task.build(context.options.run.max_samples)
+        checkpoint()
         return build_snapshot(task, result, context.options.run, context.template)
 
     def _check_determinism(self, context: RunContext, built: BuiltSnapshot) -> None:

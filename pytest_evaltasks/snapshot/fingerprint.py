@@ -144,7 +144,6 @@ class DocHasher:
         return known
 
 
-def fingerprint(doc_hashes: dict[str, str]) -> str:
-    """One hash over every doc's hash: equal fingerprints mean equal content for all docs."""
-    lines = "".join(f"{label} {digest}\n" for label, digest in doc_hashes.items())
-    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+def fingerprint(hash_text: str) -> str:
+    """One hash over every doc's `label digest` line: equal fingerprints, equal content."""
+    return hashlib.sha256(hash_text.encode("utf-8")).hexdigest()

@@ -18,6 +18,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..engine.metrics import metric_identity
@@ -51,13 +52,43 @@ class SnapshotFileError(ValueError):
 
 @dataclass(frozen=True)
 class SnapshotFacts:
-    """What the gate and the summary compare, without the text."""
+    """What the gate and the summary compare, without the text.
+
+    `hashes` is the doc hashes by label, or the text of a file's `[doc hashes]` section: a
+    recorded file's hashes are parsed only when they differ from this run's (see `hash_text`).
+    """
 
     format_version: int
     task: dict[str, str]
     settings: dict[str, str]
     layout: dict[str, str]
-    doc_hashes: dict[str, str]
+    hashes: dict[str, str] | str
+
+    @cached_property
+    def doc_hashes(self) -> dict[str, str]:
+        """Doc hash by doc label, in file order."""
+        if isinstance(self.hashes, dict):
+            return self.hashes
+        parsed: dict[str, str] = {}
+        for line in self.hashes.split("\n"):
+            if line:
+                label, _, digest = line.rpartition(" ")
+                parsed[label] = digest
+        return parsed
+
+    @cached_property
+    def hash_text(self) -> str:
+        """The `[doc hashes]` lines, one `label digest` each: equal texts, equal hashes."""
+        if isinstance(self.hashes, str):
+            return self.hashes
+        return "".join(f"{label} {digest}\n" for label, digest in self.hashes.items())
+
+    @property
+    def num_docs(self) -> int:
+        """Docs hashed."""
+        if isinstance(self.hashes, dict):
+            return len(self.hashes)
+        return self.hashes.count("\n")
 
     @property
     def label(self) -> str:
@@ -106,7 +137,7 @@ class BuiltSnapshot:
             task=task_header(task, result),
             settings=settings.recorded(),
             layout={},
-            doc_hashes=dict(sorted(hashes.items(), key=lambda item: label_key(item[0]))),
+            hashes=dict(sorted(hashes.items(), key=lambda item: label_key(item[0]))),
         )
 
     def text(self, docs_shown: int) -> str:
@@ -302,14 +333,12 @@ def layout(facts: SnapshotFacts, docs_shown: int, shown: Sequence[str]) -> str:
         f"docs_shown: {docs_shown}",
         "",
         "[fingerprint]",
-        f"content: sha256:{fingerprint(facts.doc_hashes)}",
+        f"content: sha256:{fingerprint(facts.hash_text)}",
         "",
-        f"[doc hashes] {len(facts.doc_hashes)} docs, by id",
-        *(f"{label} {digest}" for label, digest in facts.doc_hashes.items()),
+        f"[doc hashes] {facts.num_docs} docs, by id",
     ]
-    for block in shown:
-        parts += ["", block]
-    return "\n".join(parts) + "\n"
+    tail = "".join(f"\n{block}\n" for block in shown)
+    return "\n".join(parts) + "\n" + facts.hash_text + tail
 
 
 _CONFLICT = re.compile(r"^(<{7} |={7}$|>{7} )", re.MULTILINE)
@@ -347,25 +376,26 @@ def parse_snapshot(text: str) -> SnapshotFacts:
     match = re.match(re.escape(FIRST_LINE) + r" (\d+)\n", text)
     if match is None:
         raise SnapshotFileError("is not a pytest-evaltasks snapshot (its first line is missing)")
-    sections: dict[str, dict[str, str]] = {"task": {}, "settings": {}, "layout": {}, "hashes": {}}
+    sections: dict[str, dict[str, str]] = {"task": {}, "settings": {}, "layout": {}}
+    hashes_at = text.find("\n[doc hashes]")
+    head = text if hashes_at == -1 else text[: hashes_at + 1]
     current: str | None = None
-    for line in text.split("\n"):
+    for line in head.split("\n"):
         if line.startswith("["):
             current = _section_name(line)
-            if current is None and line.startswith("[doc "):
-                break  # the docs shown in full: nothing more is parsed
             continue
         if current is None or not line:
             continue
-        if current == "hashes":
-            label, _, digest = line.rpartition(" ")
-            sections["hashes"][label] = digest
-        else:
-            key, sep, value = line.partition(": ")
-            if sep:
-                sections[current][key] = value
-            elif line.endswith(":"):
-                sections[current][line[:-1]] = ""
+        key, sep, value = line.partition(": ")
+        if sep:
+            sections[current][key] = value
+        elif line.endswith(":"):
+            sections[current][line[:-1]] = ""
+    hash_text = ""
+    if hashes_at != -1:
+        start = text.find("\n", hashes_at + 1) + 1
+        end = text.find("\n\n", start - 1)
+        hash_text = text[start : end + 1] if end != -1 else text[start:]
     if int(match.group(1)) == FORMAT_VERSION and "version" not in sections["task"]:
         raise SnapshotFileError("has no [task] section with a version: it is truncated or edited")
     return SnapshotFacts(
@@ -373,7 +403,7 @@ def parse_snapshot(text: str) -> SnapshotFacts:
         task=sections["task"],
         settings=sections["settings"],
         layout=sections["layout"],
-        doc_hashes=sections["hashes"],
+        hashes=hash_text,
     )
 
 
@@ -392,11 +422,9 @@ def shown_blocks(text: str) -> dict[str, list[str]]:
 
 
 def _section_name(line: str) -> str | None:
-    """Which parsed section a `[...]` line opens."""
+    """Which `key: value` section a `[...]` line opens."""
     if line in ("[task]", "[settings]", "[layout]"):
         return line[1:-1]
-    if line.startswith("[doc hashes]"):
-        return "hashes"
     return None
 
 
