@@ -38,8 +38,12 @@ def long_lived() -> Iterator[None]:
             gc.unfreeze()
 
 
-def checkpoint() -> None:
-    """Collect the young generations, then freeze what survived (inside `long_lived` only)."""
-    if _active:
+def checkpoint(objects: int = CHECKPOINT_ROWS) -> None:
+    """Collect the young generations, then freeze what survived (inside `long_lived` only).
+
+    `objects` says how many long-lived objects the caller has just made: below
+    `CHECKPOINT_ROWS` the full collections they cause are cheap, and so is skipping them.
+    """
+    if _active and objects >= CHECKPOINT_ROWS:
         gc.collect(1)
         gc.freeze()

@@ -105,6 +105,7 @@ def _validator(names: Sequence[str]) -> SchemaValidator:
 
 
 _ALL = _validator(list(FIELDS))
+_KNOWN = frozenset(FIELDS)
 _ONE: dict[str, SchemaValidator] = {}
 
 
@@ -116,7 +117,6 @@ class TaskConfig:
     can point at the task's source.
     """
 
-    __slots__ = (*FIELDS, "_source")
     model_fields: dict[str, Any] = dict.fromkeys(FIELDS)
     """The field names (pydantic's name for them, kept for code that reads it)."""
 
@@ -160,9 +160,8 @@ class TaskConfig:
             raise TaskConfigError(_describe(data.get("name"), problems + _errors(exc))) from None
         if problems:
             raise TaskConfigError(_describe(data.get("name"), problems))
-        for name, value in values.items():
-            object.__setattr__(self, name, value)
-        object.__setattr__(self, "_source", _caller_location())
+        values["_source"] = _caller_location()
+        self.__dict__.update(values)  # one call: a large suite makes tens of thousands
 
     def __setattr__(self, name: str, value: Any) -> None:
         """Keep assignment errors as readable as construction errors."""
@@ -183,10 +182,8 @@ class TaskConfig:
     def model_copy(self, update: dict[str, Any] | None = None) -> TaskConfig:
         """A shallow copy with some fields replaced (not validated, as in pydantic)."""
         copied = object.__new__(TaskConfig)
-        for name in self.__slots__:
-            object.__setattr__(copied, name, getattr(self, name))
-        for name, value in (update or {}).items():
-            object.__setattr__(copied, name, value)
+        copied.__dict__.update(self.__dict__)
+        copied.__dict__.update(update or {})
         return copied
 
     def set_source(self, path: str, line: int) -> None:
@@ -228,36 +225,43 @@ Problem = tuple[str, Any, str]
 
 def _prepare(data: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
     """lighteval's leniencies, before validation: tuples are lists, a one-element list of
-    few-shot splits is that split, metrics may be any sequence; a bare string is a mistake."""
+    few-shot splits is that split, metrics may be any sequence; a bare string is a mistake.
+
+    Runs for every config of a suite (tens of thousands in lighteval's), so values that are
+    already lists cost one type check each.
+    """
     prepared = dict(data)
     problems: list[Problem] = []
     for name in LIST_FIELDS:
         value = prepared.get(name)
+        if value is None or type(value) is list:
+            continue
         if isinstance(value, str):
             problems.append((name, value, "must be a list of strings, not a single string"))
+            del prepared[name]
         elif isinstance(value, tuple):
             prepared[name] = list(value)
     split = prepared.get("few_shots_split")
-    if isinstance(split, tuple):
-        split = prepared["few_shots_split"] = list(split)
-    if isinstance(split, list) and len(split) == 1:
-        prepared["few_shots_split"] = split[0]
-    if "metrics" in prepared:
-        metrics = prepared["metrics"]
+    if split is not None and type(split) is not str:
+        if isinstance(split, tuple):
+            split = prepared["few_shots_split"] = list(split)
+        if isinstance(split, list) and len(split) == 1:
+            prepared["few_shots_split"] = split[0]
+    metrics = prepared.get("metrics", [])
+    if type(metrics) is not list:
         if isinstance(metrics, (str, bytes)) or not isinstance(metrics, Sequence):
             problems.append(("metrics", metrics, "must be a list of metric objects"))
+            del prepared["metrics"]
         else:
             prepared["metrics"] = list(metrics)
-    for name, _, _ in problems:
-        prepared.pop(name, None)
     return prepared, problems
 
 
 def _reject_unknown_fields(data: dict[str, Any]) -> None:
     """Refuse unknown keys with a suggestion: a typo would otherwise silently do nothing."""
-    unknown = [key for key in data if key not in FIELDS]
-    if not unknown:
+    if _KNOWN.issuperset(data):
         return
+    unknown = [key for key in data if key not in FIELDS]
     task = data.get("name", "<unnamed>")
     details = "; ".join(f"{key!r}{did_you_mean(key, FIELDS)}" for key in unknown)
     raise TaskConfigError(f"task {task!r}: unknown config field {details}")

@@ -12,14 +12,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import RegistryError, TaskConfigError, TaskStringError, did_you_mean
 from .config import TaskConfig
 from .lighteval_adapter import convert_config, is_task_config_like, line_naming
-from .task import Task
 from .task_modules import LoadedModule, discover, load_module, module_name_for
 from .task_string import ACCEPTED_FORMS, ALL_TASKS, TaskRequest, parse_task_string, unwritable
+
+if TYPE_CHECKING:  # imported when a task is made: listing tasks never needs rows or sampling
+    from .task import Task
 
 DEFAULT = object()
 """`data_dir` not given: `<first task dir>/data`, as the plugin uses."""
@@ -259,6 +261,8 @@ class Registry:
 
     def make_task(self, request: TaskRequest) -> Task:
         """A `Task` for one resolved request; the registered config itself is never changed."""
+        from .task import Task
+
         return Task(self.config(request.name), data_dir=self.data_dir, request=request)
 
     def all_tasks(self) -> list[Task]:

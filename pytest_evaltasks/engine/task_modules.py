@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import io
@@ -89,17 +90,16 @@ def _real_name(path: Path) -> str | None:
     """`a.b.c` when some `sys.path` entry holds `path` as `a/b/c.py` and importing that name
     would load this very file (lighteval's task folders are namespace packages)."""
     resolved = path.resolve()
-    for entry in sys.path:
-        try:
-            relative = resolved.relative_to(Path(entry or ".").resolve())
-        except (ValueError, OSError):
+    for entry in _path_entries(tuple(sys.path)):
+        if entry not in resolved.parents:
             continue
+        relative = resolved.relative_to(entry)
         parts = [*relative.parts[:-1], relative.stem]
         if len(parts) < 2 or not all(part.isidentifier() for part in parts):
             continue
-        name = ".".join(parts)
-        if not (Path(entry or ".") / parts[0] / "__init__.py").is_file():
+        if not (entry / parts[0] / "__init__.py").is_file():
             continue  # only inside a regular package: a project's own folder keeps its own
+        name = ".".join(parts)
         try:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError):
@@ -107,6 +107,18 @@ def _real_name(path: Path) -> str | None:
         if spec is not None and spec.origin and Path(spec.origin).resolve() == resolved:
             return name
     return None
+
+
+@functools.lru_cache(maxsize=8)
+def _path_entries(entries: tuple[str, ...]) -> list[Path]:
+    """`sys.path` resolved, once per distinct `sys.path`."""
+    resolved: list[Path] = []
+    for entry in entries:
+        try:
+            resolved.append(Path(entry or ".").resolve())
+        except OSError:
+            continue
+    return resolved
 
 
 def _private_package(directory: Path, name: str | None = None) -> str:

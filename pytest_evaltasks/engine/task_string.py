@@ -6,6 +6,7 @@ Parsing is purely syntactic; whether a name is registered is the registry's busi
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,8 +65,13 @@ class TaskRequest:
         return TaskRequest(name, self.num_fewshots, self.metric_params, self.item)
 
 
+_UNWRITABLE = re.compile(r"[,|@]|^\s|\s$|^$")
+
+
 def unwritable(name: str) -> str | None:
     """Why no task string can name `name`, or None when one can."""
+    if _UNWRITABLE.search(name) is None:
+        return None  # the usual case, in one regular-expression search
     if not name.strip():
         return "is empty"
     if name != name.strip():

@@ -202,13 +202,13 @@ class TaskItem(CheckItem):
         context: RunContext = self.config.stash[CONTEXT_KEY]
         options = context.options
         built = self._build(context)
-        checkpoint()
+        checkpoint(built.size)
         result.docs = built.size
         try:
             recorded = read_recorded(self.snapshot_path)
         except SnapshotFileError as exc:
             raise CheckFailed(FailureReport(str(exc), [])) from None
-        checkpoint()
+        checkpoint(built.size)
         old = recorded.facts if recorded is not None else None
         verdict = judge(old, built.facts, options.update, options.allow_unversioned)
         result.outcome = verdict.outcome
@@ -262,7 +262,7 @@ class TaskItem(CheckItem):
         """This run's task, fingerprinted."""
         task = context.registry.make_task(self.request)
         result = task.build(context.options.run.max_samples)
-        checkpoint()
+        checkpoint(len(result.docs))
         return build_snapshot(task, result, context.options.run, context.template)
 
     def _check_determinism(self, context: RunContext, built: BuiltSnapshot) -> None:

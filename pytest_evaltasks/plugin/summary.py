@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 
 from ..snapshot.gate import Outcome
 
@@ -43,8 +43,8 @@ class ItemResult:
         return self.outcome is Outcome.UNVERSIONED and not self.written
 
     def to_json(self) -> str:
-        """The result as JSON text."""
-        return json.dumps(asdict(self), ensure_ascii=False)
+        """The result as JSON text (every item makes one: no `asdict` deep copy)."""
+        return json.dumps({name: getattr(self, name) for name in _FIELDS}, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> ItemResult:
@@ -52,6 +52,9 @@ class ItemResult:
         data = json.loads(text)
         data["outcome"] = Outcome(data["outcome"])
         return cls(**data)
+
+
+_FIELDS = tuple(field.name for field in fields(ItemResult))
 
 
 @dataclass(frozen=True)
