@@ -20,6 +20,7 @@ from ..snapshot.failure import FailureReport, failure_report
 from ..snapshot.format import (
     DEFAULT_DOCS_SHOWN,
     BuiltSnapshot,
+    SnapshotFacts,
     SnapshotFileError,
     build_snapshot,
     normalise,
@@ -217,7 +218,9 @@ class TaskItem(CheckItem):
         result.version_after = built.facts.version
         result.headline = verdict.headline
         if verdict.content_changed or (verdict.outcome is Outcome.NEW and options.update):
-            self._check_determinism(context, built)
+            first = built.facts
+            del built  # its docs go before the second build's come
+            built = self._built_again(context, first)
         shown = options.run.docs_shown
         recorded_shown = old.docs_shown if old is not None else DEFAULT_DOCS_SHOWN
         if verdict.record:
@@ -265,14 +268,20 @@ class TaskItem(CheckItem):
         checkpoint(len(result.docs))
         return build_snapshot(task, result, context.options.run, context.template)
 
-    def _check_determinism(self, context: RunContext, built: BuiltSnapshot) -> None:
-        """Build the task a second time: a change that is not reproducible is not a change."""
-        again = self._build(context).facts.doc_hashes
+    def _built_again(self, context: RunContext, first: SnapshotFacts) -> BuiltSnapshot:
+        """Build the task a second time: a change that is not reproducible is not a change.
+
+        Only the first build's facts are kept meanwhile (the caller lets go of its docs), and
+        the second build, equal to the first, is the one used from here on: a large task's
+        docs are never in memory twice.
+        """
+        again = self._build(context)
+        hashes = again.facts.doc_hashes
         differ = [
-            label for label, digest in built.facts.doc_hashes.items() if again.get(label) != digest
+            label for label, digest in first.doc_hashes.items() if hashes.get(label) != digest
         ]
         if not differ:
-            return
+            return again
         raise CheckFailed(
             FailureReport(
                 f"{self.name}: nondeterministic prompt function: two builds in the same run "
