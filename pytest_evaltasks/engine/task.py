@@ -470,18 +470,33 @@ def remove_duplicate_docs(docs: list[Doc]) -> list[int]:
 
 def detached(doc: Doc, memo: dict[int, Doc]) -> Doc:
     """A copy of `doc` whose lists, dicts and examples are its own (examples copied once per
-    `memo`, so docs of one call still share their examples, as they would in lighteval)."""
+    `memo`, so docs of one call still share their examples, as they would in lighteval).
+
+    Built by one positional constructor call: `get_docs` copies every doc it returns.
+    """
     known = memo.get(id(doc))
     if known is not None:
         return known
-    copied = copy.copy(doc)
-    copied.choices = list(doc.choices)
-    if isinstance(doc.gold_index, list):
-        copied.gold_index = list(doc.gold_index)
-    copied.specific = copy.deepcopy(doc.specific)
-    copied.images = list(doc.images) if doc.images is not None else None
-    copied.sampling_methods = list(doc.sampling_methods)
-    copied.stop_sequences = list(doc.stop_sequences) if doc.stop_sequences is not None else None
-    copied.fewshot_samples = [detached(example, memo) for example in doc.fewshot_samples]
+    gold = doc.gold_index
+    copied = Doc(
+        doc.query,
+        list(doc.choices),
+        list(gold) if isinstance(gold, list) else gold,
+        doc.instruction,
+        None if doc.images is None else list(doc.images),
+        None if doc.specific is None else copy.deepcopy(doc.specific),
+        doc.unconditioned_query,
+        doc.original_query,
+        doc.id,
+        doc.task_name,
+        [detached(example, memo) for example in doc.fewshot_samples],
+        list(doc.sampling_methods),
+        doc.fewshot_sorting_class,
+        doc.generation_size,
+        None if doc.stop_sequences is None else list(doc.stop_sequences),
+        doc.use_logits,
+        doc.num_samples,
+        doc.generation_grammar,
+    )
     memo[id(doc)] = copied
     return copied
