@@ -49,16 +49,16 @@ def our_prompts(tasks_dir: Path, data: Path, spec: str, system_prompt: str | Non
 
 def reference_prompts(tasks_dir: Path, data: Path, spec: str, system_prompt: str | None) -> Prompts:
     """The same, through lighteval's LightevalTask and PromptManager (run with lighteval)."""
-    import copy
     import importlib.util
     import logging
     import types
 
-    import datasets
     from lighteval.metrics.metrics import Metrics
-    from lighteval.tasks.lighteval_task import LightevalTask, LightevalTaskConfig
-    from lighteval.tasks.prompt_manager import PromptManager
+    from lighteval.tasks.lighteval_task import LightevalTaskConfig
     from lighteval.tasks.requests import Doc, SamplingMethod
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "in_place"))
+    from reference import lighteval_prompts
 
     class AnyMetrics:
         """lighteval's `Metrics`, tolerating names only our stand-in has: metrics never
@@ -98,31 +98,11 @@ def reference_prompts(tasks_dir: Path, data: Path, spec: str, system_prompt: str
         name, _, shots = item.strip().partition("|")
         members = prefixes[name] if len(prefixes.get(name, [])) > 1 else [name]
         for member in members:
-            config = copy.deepcopy(configs[member])
-            config.num_fewshots = int(shots or 0)
-            config.full_name = f"{member}|{config.num_fewshots}"
-            task = LightevalTask(config)
-            directory = data / config.hf_repo / (config.hf_subset or "default")
-
-            def load(_task: Any, directory: Path = directory, config: Any = config) -> Any:
-                splits = {
-                    path.stem: datasets.load_dataset("json", data_files=str(path), split="train")
-                    for path in sorted(directory.glob("*.jsonl"))
-                }
-                loaded = datasets.DatasetDict(splits)
-                return loaded.filter(config.hf_filter) if config.hf_filter else loaded
-
-            task.download_dataset_worker = load  # type: ignore[method-assign]
-            manager = PromptManager(use_chat_template=False, system_prompt=system_prompt)
-            out[config.full_name] = [
-                {
-                    "id": doc.id,
-                    "plain": manager.prepare_prompt(doc),
-                    "messages": manager.prepare_prompt_api(doc),
-                    "fewshot": [example.id for example in doc.fewshot_samples],
-                }
-                for doc in task.get_docs()
-            ]
+            full_name, docs = lighteval_prompts(
+                configs[member], data, int(shots or 0), system_prompt
+            )
+            out[full_name] = [{key: doc[key] for key in ("id", "plain", "messages", "fewshot")}
+                              for doc in docs]  # fmt: skip
     return out
 
 
