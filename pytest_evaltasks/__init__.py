@@ -4,8 +4,9 @@ Pipeline: task string → registry → docs → few-shot sampling → rendering 
 The engine imports neither pytest nor syrupy, so it is cheap to use from a script.
 
 The names below are imported on first access (PEP 562). pytest imports this package for every
-session once the plugin is installed, and the config module alone costs about a quarter of a
-second (pydantic), so a session that never asks for evaluation tasks should not pay for it.
+session once the plugin is installed, and the engine's modules cost about a tenth of a second
+(`pydantic_core` among them), so a session that never asks for evaluation tasks should not pay
+for them.
 """
 
 from __future__ import annotations

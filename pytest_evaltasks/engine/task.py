@@ -27,7 +27,7 @@ from .rows import Row, RowSource, preview
 from .seeding import numpy_seeded, reference_seeds
 from .task_string import TaskRequest
 
-if TYPE_CHECKING:  # annotations only: importing config loads pydantic (a quarter second)
+if TYPE_CHECKING:  # annotations only: the config module loads pydantic_core
     from .config import TaskConfig
 
 FEWSHOT_SPLIT_PRIORITY = ("train", "dev", "valid", "default")
