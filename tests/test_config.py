@@ -434,3 +434,15 @@ def test_ported_file_renders(ported: Registry) -> None:
         {"role": "user", "content": "Question: Sky colour?\nAnswer:"},
     ]
     assert arc_doc.gold_index == 1
+
+
+def test_the_pydantic_names_of_the_model_api_work() -> None:
+    c = config(name="api", version=2)
+    dumped = c.model_dump()
+    assert dumped["name"] == "api" and dumped["version"] == 2 and set(dumped) == set(c.model_fields)
+    again = TaskConfig.model_validate(dumped)
+    assert again == c
+    copied = c.model_copy(update={"num_fewshots": 3})
+    assert copied.num_fewshots == 3 and c.num_fewshots == 0
+    with pytest.raises(TaskConfigError, match=r"'nme'.*did you mean name"):
+        TaskConfig.model_validate({**dumped, "nme": "x"})

@@ -179,6 +179,15 @@ class TaskConfig:
             raise TaskConfigError(_describe(self.name, _errors(exc))) from None
         object.__setattr__(self, name, values[name])
 
+    @classmethod
+    def model_validate(cls, data: dict[str, Any]) -> TaskConfig:
+        """A config from a mapping of fields (pydantic's name for it)."""
+        return cls(**data)
+
+    def model_dump(self) -> dict[str, Any]:
+        """The fields as a dict (pydantic's name for it)."""
+        return {name: getattr(self, name) for name in FIELDS}
+
     def model_copy(self, update: dict[str, Any] | None = None) -> TaskConfig:
         """A shallow copy with some fields replaced (not validated, as in pydantic)."""
         copied = object.__new__(TaskConfig)
