@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError
-from .rows import RowSource, load_hub_dataset
+from .rows import RowSource, load_hub_dataset, local_dataset_dir
 
 if TYPE_CHECKING:
     from .task import Task
@@ -45,7 +45,7 @@ def save_slice(task: Task, data_dir: Path, count: int) -> SavedSlice:
     config = task.config
     source = RowSource.for_config(config, None)
     dataset = load_hub_dataset(source)
-    directory = data_dir / config.hf_repo / (config.hf_subset or "default")
+    directory = local_dataset_dir(data_dir, config.hf_repo, config.hf_subset)
     directory.mkdir(parents=True, exist_ok=True)
     written: dict[str, int] = {}
     sizes: dict[str, int] = {}

@@ -24,7 +24,14 @@ from .local_files import LOCAL_EXTENSIONS, Row, read_rows_file
 if TYPE_CHECKING:
     from .config import TaskConfig
 
-__all__ = ["LOCAL_EXTENSIONS", "Row", "RowSource", "load_hub_dataset", "preview"]
+__all__ = [
+    "LOCAL_EXTENSIONS",
+    "Row",
+    "RowSource",
+    "load_hub_dataset",
+    "local_dataset_dir",
+    "preview",
+]
 
 HUB_HOST = ("huggingface.co", 443)
 PACKAGED_BUILDERS = frozenset(
@@ -64,7 +71,7 @@ class RowSource:
         """Where the data root would hold this dataset."""
         if self.data_dir is None:
             return None
-        return self.data_dir / self.hf_repo / (self.hf_subset or "default")
+        return local_dataset_dir(self.data_dir, self.hf_repo, self.hf_subset)
 
     @property
     def local_dir(self) -> Path | None:
@@ -166,6 +173,11 @@ class RowSource:
         if self._hub is None:
             self._hub = load_hub_dataset(self)
         return self._hub
+
+
+def local_dataset_dir(data_dir: Path, hf_repo: str, hf_subset: str | None) -> Path:
+    """Where the data root holds a dataset: `<data_dir>/<hf_repo>/<hf_subset or "default">`."""
+    return data_dir / hf_repo / (hf_subset or "default")
 
 
 def _not_a_file(path: Path) -> str:

@@ -11,16 +11,19 @@ tracks, or `HEAD` when it tracks none.
 from __future__ import annotations
 
 import contextlib
+import functools
 import subprocess
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..engine.rows import local_dataset_dir
 from ..engine.task_string import parse_label
 from ..errors import EvalTaskError
-from ..snapshot.storage import SNAPSHOT_SUFFIX
+from ..snapshot.storage import SNAPSHOT_SUFFIX, recorded_label
 
 if TYPE_CHECKING:
     from ..engine.registry import Registry
@@ -109,26 +112,27 @@ def select_changed(
     snapshot_dir: Path,
     template: Path | None,
 ) -> Changes:
-    """The tasks the changed `files` can affect, each with why."""
+    """The tasks the changed `files` can affect, each with why.
+
+    Work is done per module and per changed file, never per task and file: lighteval's suite
+    has tens of thousands of tasks in a few hundred modules, and resolving a path costs a
+    system call per part.
+    """
     changes = Changes(since, files)
     shown = _relative_to(root)
     if template is not None and template.resolve() in files:
         for name in registry.names:
             changes.selected[name] = [f"{shown(template)} changed (the chat template in use)"]
         return changes
-    imports = _project_imports(registry, root)
+    module_reasons = _module_reasons(registry, files, root, shown)
+    changed_data = _changed_data(registry, files)
     snapshot_owners = _snapshot_owners(snapshot_dir, files)
     for name in registry.names:
         entry = registry.entries[name]
-        origin = entry.origin.resolve()
-        reasons: list[str] = []
-        if origin in files:
-            reasons.append(f"{shown(origin)} changed")
-        for helper in sorted(imports.get(origin, set()) & files):
-            importers = sorted(shown(module) for module, used in imports.items() if helper in used)
-            reasons.append(f"{shown(helper)} changed, imported by {' and '.join(importers)}")
-        data = _data_dir(registry, name)
-        if data is not None and any(_inside(path, data) for path in files):
+        reasons = list(module_reasons.get(entry.origin, ()))
+        raw = entry.raw
+        data = changed_data.get((getattr(raw, "hf_repo", None), getattr(raw, "hf_subset", None)))
+        if data is not None:
             reasons.append(f"{shown(data)} changed")
         for snapshot in snapshot_owners.get(name, []):
             reasons.append(f"{shown(snapshot)} changed")
@@ -137,8 +141,33 @@ def select_changed(
     return changes
 
 
+def _module_reasons(
+    registry: Registry, files: set[Path], root: Path, shown: Callable[[Path], str]
+) -> dict[Path, list[str]]:
+    """Why each task module's tasks are selected: the module changed, or a project file it
+    imports did. Keyed by the module's path as registered; modules with no reason are left out.
+    """
+    imports = _project_imports(registry, root.resolve())
+    importers: dict[Path, str] = {}
+    reasons: dict[Path, list[str]] = {}
+    for loaded in registry.modules:
+        origin = loaded.path.resolve()
+        found = [f"{shown(origin)} changed"] if origin in files else []
+        for helper in sorted(imports.get(origin, set()) & files):
+            if helper not in importers:
+                users = sorted(shown(module) for module, used in imports.items() if helper in used)
+                importers[helper] = " and ".join(users)
+            found.append(f"{shown(helper)} changed, imported by {importers[helper]}")
+        if found:
+            reasons[loaded.path] = found
+    return reasons
+
+
 def _project_imports(registry: Registry, root: Path) -> dict[Path, set[Path]]:
-    """For each task module, the project files it imports, directly or transitively."""
+    """For each task module, the project files it imports, directly or transitively.
+
+    `root` is resolved already.
+    """
     edges: dict[str, set[str]] = defaultdict(set)
     for loaded in registry.modules:
         for importer, targets in loaded.edges.items():
@@ -167,7 +196,7 @@ def _file_of(module_name: str) -> Path | None:
 
 
 def _local(path: Path, root: Path) -> bool:
-    """A file of the project: under its root, and not an installed package."""
+    """A file of the project: under its (resolved) root, and not an installed package."""
     parts = set(path.parts)
     return _inside(path, root) and not parts & {"site-packages", "dist-packages"}
 
@@ -179,38 +208,47 @@ def _snapshot_owners(snapshot_dir: Path, files: set[Path]) -> dict[str, list[Pat
     for path in sorted(files):
         if path.parent != directory or path.suffix != f".{SNAPSHOT_SUFFIX}" or not path.is_file():
             continue
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()[:8]:
-            if line.startswith("name: "):
-                with contextlib.suppress(EvalTaskError):
-                    owners[parse_label(line[len("name: ") :].strip()).name].append(path)
-                break
+        label = recorded_label(path)
+        if label is not None:
+            with contextlib.suppress(EvalTaskError):
+                owners[parse_label(label).name].append(path)
     return owners
 
 
-def _data_dir(registry: Registry, name: str) -> Path | None:
-    """The local data folder of a task's dataset, from its config as registered."""
+def _changed_data(registry: Registry, files: set[Path]) -> dict[tuple[object, object], Path]:
+    """The local data folders holding a changed file, by the (hf_repo, hf_subset) they hold."""
     if registry.data_dir is None:
-        return None
-    raw = registry.entries[name].raw
-    repo, subset = getattr(raw, "hf_repo", None), getattr(raw, "hf_subset", None)
-    if not isinstance(repo, str):
-        return None
-    return (registry.data_dir / repo / (subset or "default")).resolve()
+        return {}
+    data_root = registry.data_dir.resolve()
+    changed_dirs = {
+        parent for path in files if data_root in path.parents for parent in path.parents
+    }
+    if not changed_dirs:
+        return {}  # the usual case: no data changed, so no task's folder is looked at
+    changed: dict[tuple[object, object], Path] = {}
+    seen: set[tuple[object, object]] = set()
+    for entry in registry.entries.values():
+        key = (getattr(entry.raw, "hf_repo", None), getattr(entry.raw, "hf_subset", None))
+        repo, subset = key
+        if key in seen or not isinstance(repo, str):
+            continue
+        seen.add(key)
+        folder = local_dataset_dir(data_root, repo, subset if isinstance(subset, str) else None)
+        if folder in changed_dirs:
+            changed[key] = folder
+    return changed
 
 
 def _inside(path: Path, directory: Path) -> bool:
-    """`path` is `directory` or under it."""
-    try:
-        path.relative_to(directory.resolve())
-    except ValueError:
-        return False
-    return True
+    """`path` is `directory` (resolved) or under it."""
+    return path == directory or directory in path.parents
 
 
-def _relative_to(root: Path):  # type: ignore[no-untyped-def]
-    """A function showing paths relative to `root` when inside it."""
+def _relative_to(root: Path) -> Callable[[Path], str]:
+    """A function showing paths relative to `root` when inside it (each path resolved once)."""
     resolved = root.resolve()
 
+    @functools.cache
     def shown(path: Path) -> str:
         try:
             return path.resolve().relative_to(resolved).as_posix()

@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .format import SnapshotFacts, SnapshotFileError, parse_snapshot
+from .format import FIRST_LINE, SnapshotFacts, SnapshotFileError, parse_snapshot
 
 SNAPSHOT_SUFFIX = "txt"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
@@ -104,18 +104,19 @@ def recorded_labels(directory: Path) -> dict[Path, str | None]:
     if not directory.is_dir():
         return found
     for path in sorted(directory.glob(f"*.{SNAPSHOT_SUFFIX}")):
-        found[path] = _label_in(path)
+        found[path] = recorded_label(path)
     return found
 
 
-def _label_in(path: Path) -> str | None:
-    """The `name:` line of a snapshot's `[task]` section, read from the file's start."""
+def recorded_label(path: Path) -> str | None:
+    """The task label a snapshot file records (its `name:` line), read from the file's start;
+    None when the file is not a readable snapshot."""
     try:
         with path.open("rb") as stream:
             head = stream.read(4096).decode("utf-8", "replace")
     except OSError:
         return None
-    if not head.startswith("# pytest-evaltasks snapshot"):
+    if not head.startswith(FIRST_LINE):
         return None
     for line in head.replace("\r\n", "\n").split("\n"):
         if line.startswith("name: "):
