@@ -58,10 +58,6 @@ class Doc:
                 golds.append(choice)
         return golds
 
-    def content_key(self) -> tuple[Any, ...]:
-        """What makes two docs "the same question": for leak removal (README, prompt step 5)."""
-        return (self.query, self.choices, self.gold_index, self.instruction)
-
 
 _ONLY_STR = frozenset({str})
 

@@ -58,13 +58,6 @@ class TaskResult:
     pool_in_eval: bool = False
     """The pool's split is an evaluation split (chosen, or for want of another)."""
 
-    @property
-    def pool_warning(self) -> str | None:
-        """The contamination warning for this result, or None when it does not apply."""
-        if not self.pool_from_eval or self.pool_size is None:
-            return None
-        return "no few-shot split, so few-shot examples come from the evaluation split itself"
-
 
 class Task:
     """A task as requested: its config, the request (shots, metric parameters) and its docs."""

@@ -209,7 +209,6 @@ class TaskItem(CheckItem):
             recorded = read_recorded(self.snapshot_path)
         except SnapshotFileError as exc:
             raise CheckFailed(FailureReport(str(exc), [])) from None
-        checkpoint(built.size)
         old = recorded.facts if recorded is not None else None
         verdict = judge(old, built.facts, options.update, options.allow_unversioned)
         result.outcome = verdict.outcome

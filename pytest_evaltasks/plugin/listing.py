@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from ..engine.task_string import parse_label
 from ..errors import EvalTaskError
 from ..snapshot.storage import recorded_labels
+from .summary import count
 
 if TYPE_CHECKING:
     from ..engine.registry import Registry
@@ -41,17 +42,17 @@ def list_tasks(registry: Registry, selector: str, root: Path, snapshot_dir: Path
     modules = len({entry.origin for entry in registry.entries.values()})
     lines: list[tuple[str, str | None]] = [
         (
-            f"{_count(len(names), 'task')} in {_count(len(by_module), 'module')}"
+            f"{count(len(names), 'task')} in {count(len(by_module), 'module')}"
             + (f" matching {selector!r}" if selector else "")
-            + f" ({_count(len(registry.entries), 'task')} registered in "
-            f"{_count(modules, 'module')})",
+            + f" ({count(len(registry.entries), 'task')} registered in "
+            f"{count(modules, 'module')})",
             None,
         )
     ]
     if len(names) > FULL_LISTING_LIMIT:
         width = max(len(_shown(path, root)) for path in by_module)
         for path, members in sorted(by_module.items()):
-            lines.append((f"  {_shown(path, root):<{width}}  {_count(len(members), 'task')}", None))
+            lines.append((f"  {_shown(path, root):<{width}}  {count(len(members), 'task')}", None))
         lines.append(("list one module's tasks with a filter: --evaltasks-list PREFIX", None))
     else:
         for path, members in sorted(by_module.items()):
@@ -100,8 +101,3 @@ def _shown(path: Path, root: Path) -> str:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return str(path)
-
-
-def _count(number: int, noun: str) -> str:
-    """`1 task`, `2 tasks`."""
-    return f"{number} {noun}{'' if number == 1 else 's'}"

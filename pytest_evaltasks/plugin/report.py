@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .summary import ItemResult, RunSummary
+from .summary import ItemResult, RunSummary, count
 
 DETAILS_LINES = 60
 """Lines of one task's failure shown in its `<details>` block."""
@@ -22,7 +22,7 @@ TOTAL_CHARS = 400_000
 def markdown(summary: RunSummary, outcomes: dict[str, str], mode: str) -> str:
     """The report. `outcomes` maps an item's label to pytest's outcome (passed, failed)."""
     results = summary.results
-    lines = [f"## pytest-evaltasks: {_count(len(results), 'item')} checked ({mode} mode)", ""]
+    lines = [f"## pytest-evaltasks: {count(len(results), 'item')} checked ({mode} mode)", ""]
     lines += [line for line, _ in summary.lines()]
     lines += [
         "",
@@ -107,8 +107,3 @@ def _cell(value: str) -> str:
 def _html(value: str) -> str:
     """Text safe inside HTML."""
     return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _count(number: int, noun: str) -> str:
-    """`1 item`, `2 items`."""
-    return f"{number} {noun}{'' if number == 1 else 's'}"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 
 from ..snapshot.gate import Outcome
@@ -62,17 +61,6 @@ class RunSummary:
     """Counts over every item's result; each item in exactly one outcome bucket."""
 
     results: list[ItemResult]
-
-    @classmethod
-    def from_properties(cls, properties: Iterable[list[tuple[str, object]]]) -> RunSummary:
-        """Results from each report's `user_properties`."""
-        results = [
-            ItemResult.from_json(value)
-            for props in properties
-            for key, value in props
-            if key == RESULT_KEY and isinstance(value, str)
-        ]
-        return cls(results)
 
     def lines(self) -> list[tuple[str, str | None]]:
         """The summary as (line, colour) pairs."""
