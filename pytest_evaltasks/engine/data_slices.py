@@ -3,7 +3,8 @@
 `--evaltasks-save-data N` loads each requested task's dataset through `datasets` (the Hub, its
 cache, or a local dataset folder), and writes the first N rows of every split the task reads,
 evaluation and few-shot, as `<data root>/<hf_repo>/<hf_subset>/<split>.jsonl`, with a
-`MANIFEST` saying where they came from. Later runs read the slice and never the Hub.
+`MANIFEST` saying where they came from, each file written atomically. Later runs read the
+slice and never the Hub.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError
+from ..files import write_atomic
 from .rows import RowSource, load_hub_dataset, local_dataset_dir
 
 if TYPE_CHECKING:
@@ -59,7 +61,7 @@ def save_slice(task: Task, data_dir: Path, count: int) -> SavedSlice:
         sizes[split] = len(rows)
         head = rows.select(range(min(count, len(rows))))
         lines = [_json_line(row, task.name, split, index) for index, row in enumerate(head)]
-        (directory / f"{split}.jsonl").write_text("".join(lines), encoding="utf-8")
+        write_atomic(directory / f"{split}.jsonl", "".join(lines).encode("utf-8"))
         written[split] = len(lines)
     manifest = {
         "hf_repo": config.hf_repo,
@@ -70,7 +72,7 @@ def save_slice(task: Task, data_dir: Path, count: int) -> SavedSlice:
         "saved_for": task.name,
         "saved_on": datetime.date.today().isoformat(),
     }
-    (directory / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    write_atomic(directory / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
     return SavedSlice(directory, written, sizes)
 
 

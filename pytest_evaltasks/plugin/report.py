@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..files import write_atomic
 from .summary import ItemResult, RunSummary, count
 
 DETAILS_LINES = 60
@@ -88,8 +89,7 @@ def write(path: Path | None, text: str) -> list[Path]:
     """Write the report to `path` and append it to `$GITHUB_STEP_SUMMARY`; the files written."""
     written: list[Path] = []
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        write_atomic(path, text.encode("utf-8"))
         written.append(path)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:

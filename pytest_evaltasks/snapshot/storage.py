@@ -1,15 +1,13 @@
-"""Snapshot files on disk: their names, tolerant reads and atomic writes.
+"""Snapshot files on disk: their names and tolerant reads.
 
-A write goes to a temporary file in the same folder, is flushed to disk, then renamed over the
-old file, so an interrupted run leaves each snapshot either old or new, never half written.
+They are written with `files.write_atomic`, so an interrupted run leaves each snapshot either
+old or new, never half written.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,29 +68,6 @@ def read_snapshot_text(path: Path) -> str | None:
             f"snapshot file {path} is not valid UTF-8 ({exc.reason} at byte {exc.start}): "
             f"restore it from version control, or delete it and record it again"
         ) from None
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Temp file in the same directory, fsync, then rename over the old file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temp_name, 0o666 & ~_umask())
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    """The process umask (read by setting and restoring it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def recorded_labels(directory: Path) -> dict[Path, str | None]:

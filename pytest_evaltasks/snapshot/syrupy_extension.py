@@ -3,7 +3,7 @@
 One single-file text snapshot per task item, at a path the item chooses. Discovery is scoped
 to that one file, so a run over some tasks never flags or deletes another task's snapshot;
 orphaned files are found by our own check against the registry instead. The file itself is
-read and written by `storage` (tolerant reads, atomic writes).
+read by `storage` (tolerant reads) and written by `files.write_atomic`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from syrupy.data import Snapshot, SnapshotCollection, SnapshotCollections
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
+from ..files import write_atomic
 from .format import SnapshotFileError, normalise
-from .storage import SNAPSHOT_SUFFIX, read_snapshot_text, write_atomic
+from .storage import SNAPSHOT_SUFFIX, read_snapshot_text
 
 if TYPE_CHECKING:
     import pytest
