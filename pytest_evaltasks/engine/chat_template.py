@@ -1,4 +1,4 @@
-"""Load Jinja chat templates and render chat messages with them (README, prompt steps 6).
+"""Load Jinja chat templates and render chat messages with them (README, prompt step 6).
 
 The output must match transformers' `apply_chat_template(messages, tokenize=False,
 add_generation_prompt=True)` byte for byte, so the Jinja environment below reproduces the one
