@@ -42,8 +42,15 @@ def splits_read(task: Task) -> list[str]:
     return list(dict.fromkeys([*task.config.evaluation_splits, *(task.fewshot_splits or [])]))
 
 
-def save_slice(task: Task, data_dir: Path, count: int) -> SavedSlice:
-    """Write the first `count` rows of each split `task` reads, from the Hub, to `data_dir`."""
+def save_slice(
+    task: Task, data_dir: Path, count: int, splits: list[str] | None = None
+) -> SavedSlice:
+    """Write the first `count` rows of each of `splits` (default: the splits `task` reads) of
+    `task`'s dataset, from the Hub, to `data_dir`.
+
+    Several tasks may share one dataset and read different splits of it: the caller passes the
+    splits they read together, so one slice serves them all.
+    """
     config = task.config
     source = RowSource.for_config(config, None)
     dataset = load_hub_dataset(source)
@@ -51,7 +58,7 @@ def save_slice(task: Task, data_dir: Path, count: int) -> SavedSlice:
     directory.mkdir(parents=True, exist_ok=True)
     written: dict[str, int] = {}
     sizes: dict[str, int] = {}
-    for split in splits_read(task):
+    for split in splits or splits_read(task):
         if split not in dataset:
             raise DatasetError(
                 f"task {task.name!r}: split {split!r} not in dataset {config.hf_repo!r} subset "

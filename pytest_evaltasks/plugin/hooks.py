@@ -20,6 +20,8 @@ from .state import CONTEXT_KEY, RESULTS_KEY, RunContext
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.registry import Registry
+    from ..engine.task import Task
+    from ..engine.task_string import TaskRequest
     from .changes import Changes
     from .plan import RunPlan
 
@@ -65,7 +67,7 @@ def _save_data(config: pytest.Config) -> int:
     """`--evaltasks-save-data N`: write slices of the requested tasks' datasets, then exit."""
     from _pytest.config import create_terminal_writer
 
-    from ..engine.data_slices import save_slice
+    from ..engine.data_slices import save_slice, splits_read
 
     options = resolve_options(config)
     if options.spec is None:
@@ -76,15 +78,15 @@ def _save_data(config: pytest.Config) -> int:
         )
     registry = _build_registry(options)
     writer = create_terminal_writer(config)
-    saved: set[tuple[str, str | None, str | None]] = set()
+    datasets: dict[tuple[str, str | None, str | None], tuple[TaskRequest, Task, list[str]]] = {}
     for request in _plan(registry, options).requests:
         task = registry.make_task(request)
         key = (task.config.hf_repo, task.config.hf_subset, task.config.hf_revision)
-        if key in saved:
-            continue
-        saved.add(key)
+        first = datasets.setdefault(key, (request, task, []))
+        first[2].extend(split for split in splits_read(task) if split not in first[2])
+    for request, task, splits in datasets.values():
         try:
-            slice_ = save_slice(task, options.data_dir, config.option.evaltasks_save_data)
+            slice_ = save_slice(task, options.data_dir, config.option.evaltasks_save_data, splits)
         except EvalTaskError as exc:
             writer.line(f"{request.label}: {exc}", red=True)
             return 1

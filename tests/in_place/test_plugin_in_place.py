@@ -137,6 +137,8 @@ configs:
     path: easy/train.jsonl
   - split: test
     path: easy/test.jsonl
+  - split: validation
+    path: easy/validation.jsonl
 ---
 """
 
@@ -153,7 +155,10 @@ def prompt(line, task_name):
 
 TASKS_TABLE = [LightevalTaskConfig(name="quiz", prompt_function=prompt, hf_repo="org/quiz",
                hf_subset="easy", metrics=[Metrics.loglikelihood_acc],
-               hf_avail_splits=["train", "test"], evaluation_splits=["test"])]
+               hf_avail_splits=["train", "test"], evaluation_splits=["test"]),
+               LightevalTaskConfig(name="quiz_dev", prompt_function=prompt, hf_repo="org/quiz",
+               hf_subset="easy", metrics=[Metrics.loglikelihood_acc],
+               hf_avail_splits=["validation"], evaluation_splits=["validation"])]
 """
 
 
@@ -161,7 +166,7 @@ def test_save_data_round_trip_from_a_hub_style_dataset_folder(pytester: pytest.P
     hub = pytester.path / "org" / "quiz"
     (hub / "easy").mkdir(parents=True)
     (hub / "README.md").write_text(HUB_README, encoding="utf-8")
-    for split, count in (("train", 30), ("test", 80)):
+    for split, count in (("train", 30), ("test", 80), ("validation", 10)):
         rows = [
             {"question": f"{split} question {i}?", "choices": ["a", "b", "c"], "answer": i % 3}
             for i in range(count)
@@ -172,21 +177,26 @@ def test_save_data_round_trip_from_a_hub_style_dataset_folder(pytester: pytest.P
     (pytester.path / "tasks").mkdir()
     (pytester.path / "tasks" / "quiz.py").write_text(textwrap.dedent(HUB_TASK), encoding="utf-8")
 
-    saved = run(pytester, "--evaltasks", "quiz|3", "--evaltasks-save-data", "20")
+    # Two tasks read different splits of one dataset: one slice holds them all.
+    saved = run(pytester, "--evaltasks", "quiz|3,quiz_dev", "--evaltasks-save-data", "20")
     assert saved.ret == 0
     saved.stdout.fnmatch_lines(
-        ["quiz|3: saved test 20 of 80, train 20 of 30 rows to tasks/data/org/quiz/easy"]
+        [
+            "quiz|3: saved test 20 of 80, train 20 of 30, validation 10 of 10 rows to "
+            "tasks/data/org/quiz/easy"
+        ]
     )
     slice_dir = pytester.path / "tasks" / "data" / "org" / "quiz" / "easy"
     assert len((slice_dir / "test.jsonl").read_text().splitlines()) == 20
     manifest = json.loads((slice_dir / "MANIFEST").read_text())
-    assert manifest["split_sizes"] == {"test": 80, "train": 30}
+    assert manifest["split_sizes"] == {"test": 80, "train": 30, "validation": 10}
     assert manifest["hf_repo"] == "org/quiz" and manifest["hf_subset"] == "easy"
 
     import shutil
 
     shutil.rmtree(pytester.path / "org")  # the "Hub" is gone: the slice is all there is
-    run(pytester, "--evaltasks", "quiz|3", "--snapshot-update").assert_outcomes(passed=1)
-    run(pytester, "--evaltasks", "quiz|3").assert_outcomes(passed=1)
+    update = run(pytester, "--evaltasks", "quiz|3,quiz_dev", "--snapshot-update")
+    update.assert_outcomes(passed=2)
+    run(pytester, "--evaltasks", "quiz|3,quiz_dev").assert_outcomes(passed=2)
     snapshot = next((pytester.path / "tasks" / "__snapshots__").glob("quiz-3--*.txt"))
     assert "docs: 20" in snapshot.read_text(encoding="utf-8")
