@@ -426,8 +426,19 @@ def test_leak_removal_when_the_pool_is_the_eval_split_balanced(tmp_path: Path) -
     assert any(i in prepared for i in range(10))
 
 
+def _content_prompt(row: dict[str, Any], task_name: str) -> Doc:
+    """Rows name their question's every part: choices, gold and instruction."""
+    return Doc(
+        query=row["q"],
+        choices=[row["label"], " alt"],
+        gold_index=row.get("gold") or 0,  # missing keys read as None, as in `datasets`
+        instruction=row.get("instruction"),
+    )
+
+
 def test_leak_removal_compares_content_not_identity(tmp_path: Path) -> None:
-    """A train row with the same content as an eval doc is not that doc's example."""
+    """A train row with the same content as an eval doc is not that doc's example; a train row
+    with the same query but other choices, another gold or another instruction is."""
     data = tmp_path / "data"
     write_jsonl(
         data / "org/fs/default/validation.jsonl",
@@ -437,26 +448,26 @@ def test_leak_removal_compares_content_not_identity(tmp_path: Path) -> None:
         data / "org/fs/default/train.jsonl",
         [
             {"q": "t0", "label": "L"},
-            {"q": "same", "label": "L"},
+            {"q": "same", "label": "L"},  # 1: the eval doc "same" itself
             {"q": "t2", "label": "L"},
-            {"q": "same", "label": "other gold"},
-            {"q": "t4", "label": "L"},
+            {"q": "same", "label": "other"},  # 3: other choices
+            {"q": "same", "label": "L", "gold": 1},  # 4: another gold
+            {"q": "same", "label": "L", "instruction": "Read:"},  # 5: another instruction
+            {"q": "t6", "label": "L"},
         ],
     )
     config = TaskConfig(
         name="fs",
-        prompt_function=prompt,
+        prompt_function=_content_prompt,
         hf_repo="org/fs",
         hf_subset="default",
         metrics=[],
         few_shots_select="sequential",
-        num_fewshots=3,
+        num_fewshots=5,
     )
-    shots = shots_of(Task(config, data_dir=data).get_docs())
-    # the train copy of "same" (same query, choices, gold) is removed; the one with a
-    # different gold is a different question and stays
-    assert shots["same"] == ["t0", "t2", "same"]
-    assert shots["e0"] == ["t0", "same", "t2"]
+    docs = {doc.query: doc for doc in Task(config, data_dir=data).get_docs()}
+    assert [example.id for example in docs["same"].fewshot_samples] == ["0", "2", "3", "4", "5"]
+    assert [example.id for example in docs["e0"].fewshot_samples] == ["0", "1", "2", "3", "4"]
 
 
 # --- few-shot split choice -----------------------------------------------------------------------

@@ -324,7 +324,8 @@ def test_tasks_table_that_is_not_a_list_is_reported(tmp_path: Path) -> None:
     write(d / "str_table.py", "TASKS_TABLE = 'gsm8k'\n")
     registry = Registry(task_dirs=[d])
     assert registry.names == []
-    assert "TASKS_TABLE" in registry.broken[0].describe()
+    assert len(registry.broken) == 1
+    assert "TASKS_TABLE must be a list of task configs" in registry.broken[0].describe()
 
 
 # --- unknown names ---------------------------------------------------------------------------
@@ -448,6 +449,8 @@ def test_task_string_file_through_the_registry(tasks_dir: Path, tmp_path: Path) 
     assert [t.full_name for t in tasks] == ["mmlu:anatomy|1", "gsm8k|0"]
 
 
-def test_all_tasks_is_every_registered_task_at_zero_shots(tasks_dir: Path) -> None:
-    registry = Registry(task_dirs=[tasks_dir])
-    assert [t.full_name for t in registry.all_tasks()] == [f"{n}|0" for n in registry.names]
+def test_all_tasks_is_every_registered_task_at_zero_shots(tmp_path: Path) -> None:
+    d = tmp_path / "tasks"
+    write(d / "misc.py", HEADER + 'TASKS_TABLE = [cfg("b:five", num_fewshots=5), cfg("a")]\n')
+    registry = Registry(task_dirs=[d])
+    assert [t.full_name for t in registry.all_tasks()] == ["a|0", "b:five|0"]
