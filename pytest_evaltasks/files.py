@@ -1,30 +1,89 @@
-"""Atomic file writes, shared by the snapshot store and the data slices.
+"""Atomic, verified file writes, shared by the snapshot store, the data slices and the report.
 
 A write goes to a temporary file in the same folder, is flushed to disk, then renamed over the
-old file, so an interrupted run leaves the file either old or new, never half written.
+old file, so an interrupted run leaves the file either old or new, never half written; then it
+is read back, so a write that did not land (a full disk, a quota, a folder that lies) is an
+error, never a success. The temp file carries the writer's process id, so a later run can
+remove what a killed run left behind, and never a file another process is still writing.
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
+import re
+import secrets
+import time
 from pathlib import Path
+
+TEMP_SUFFIX = ".evaltasks-tmp"
+_TEMP = re.compile(r"^\..+\.(\d+)\.[0-9a-f]{8}" + re.escape(TEMP_SUFFIX) + r"$")
+STALE_AFTER = 3600.0
+"""Seconds after which a temp file of a live process id is taken as left behind anyway (the
+id may be reused, or belong to another machine sharing the folder)."""
+
+
+class WriteError(OSError):
+    """A write that did not land; the message names the file and the cause."""
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Temp file in the same directory, fsync, then rename over the old file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Temp file in the same directory, fsync, rename over the old file, then read it back."""
     try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temp_name, 0o666 & ~_umask())
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
+        try:
+            with open(temp, "xb") as stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            os.chmod(temp, 0o666 & ~_umask())
+            os.replace(temp, path)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        written = path.read_bytes()
+    except OSError as exc:
+        raise WriteError(f"could not write {path}: {exc.strerror or exc}") from exc
+    if written != data:
+        raise WriteError(
+            f"could not write {path}: it reads back {len(written)} bytes, not the "
+            f"{len(data)} written"
+        )
+
+
+def remove_stale_temp_files(directory: Path) -> list[Path]:
+    """Remove temp files that a killed run left in `directory`; the files removed."""
+    removed: list[Path] = []
+    try:
+        entries = list(directory.iterdir())
+    except OSError:
+        return removed
+    now = time.time()
+    for entry in entries:
+        match = _TEMP.match(entry.name)
+        if match is None:
+            continue
+        try:
+            old = now - entry.stat().st_mtime > STALE_AFTER
+            if old or not _alive(int(match.group(1))):
+                entry.unlink()
+                removed.append(entry)
+        except OSError:
+            continue
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this id runs here."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _umask() -> int:

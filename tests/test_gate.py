@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from pytest_evaltasks.snapshot.failure import failure_report
-from pytest_evaltasks.snapshot.format import FORMAT_VERSION, SnapshotFacts
+from pytest_evaltasks.snapshot.facts import FORMAT_VERSION, SnapshotFacts
 from pytest_evaltasks.snapshot.gate import Outcome, judge, version_order
 
-SETTINGS = {"system_prompt": "null", "chat_template": "null", "max_samples": "all"}
+SETTINGS = {"system_prompt": "null", "chat_template": "null"}
 
 
 def facts(
@@ -82,14 +82,23 @@ def test_presentation_never_decides() -> None:
     assert verdict.outcome is Outcome.UNCHANGED and verdict.passes
 
 
-def test_a_different_max_samples_compares_the_docs_both_sides_have() -> None:
-    old = facts({"0": "a", "1": "b", "2": "c"})
-    smaller = facts({"0": "a", "1": "X"}, settings={"max_samples": "2"})
-    verdict = judge(old, smaller, update=True)
-    assert verdict.outcome is Outcome.UNVERSIONED
-    assert verdict.docs.changed == ["1"] and not verdict.docs.removed
-    same = judge(old, facts({"0": "a", "1": "b"}, settings={"max_samples": "2"}), update=True)
-    assert same.outcome is Outcome.SETTINGS
+@pytest.mark.parametrize("update", [False, True])
+def test_a_partial_run_checks_the_docs_it_rendered_and_records_nothing(update: bool) -> None:
+    old = facts({"0": "a", "1": "b", "2": "c"}, docs="3")
+    same = judge(old, facts({"0": "a", "1": "b"}, docs="3"), update, partial=True)
+    assert same.outcome is Outcome.UNCHANGED and same.passes and not same.record
+    assert "2 of 3 docs checked" in same.headline
+    changed = judge(old, facts({"0": "a", "1": "X"}, docs="3"), update, partial=True)
+    assert not changed.passes and not changed.record
+    if update:
+        assert changed.outcome is Outcome.PARTIAL
+        assert "cannot record a change" in changed.headline
+    else:
+        assert changed.outcome is Outcome.UNVERSIONED and changed.docs.changed == ["1"]
+    versioned = judge(old, facts({"0": "X"}, version="1", docs="3"), update, partial=True)
+    assert not versioned.record  # a partial run never records, even a versioned change
+    new = judge(None, facts({"0": "a"}, docs="3"), update, partial=True)
+    assert new.outcome is Outcome.PARTIAL and not new.record
 
 
 @pytest.mark.parametrize("update", [False, True])
@@ -111,17 +120,18 @@ def test_versions_only_go_up(update: bool) -> None:
         ("2", '"2.1"', 1),
         ('"beta"', '"gamma"', None),
         ("1", "1", 0),
+        ("1.0", "1", 0),
+        ("1.0", "2.0", 1),
+        ("1.5", '"1.10"', 1),
+        ("true", "1", None),
     ],
 )
 def test_version_order(old: str, new: str, order: int | None) -> None:
     assert version_order(old, new) == order
 
 
-def test_format_change_new_task_and_version_only_bump() -> None:
+def test_new_task_and_version_only_bump() -> None:
     current = facts({"0": "a"})
-    legacy = SnapshotFacts(1, current.task, current.settings, {}, {"0": "zzz"})
-    verdict = judge(legacy, current, update=False)
-    assert verdict.outcome is Outcome.FORMAT and "not a prompt change" in verdict.headline
     bumped = judge(current, facts({"0": "a"}, version="1"), update=True)
     assert bumped.outcome is Outcome.VERSIONED and bumped.record and bumped.warnings
     assert judge(None, current, update=False).outcome is Outcome.NEW

@@ -195,6 +195,17 @@ class TaskConfig:
         copied.__dict__.update(update or {})
         return copied
 
+    @property
+    def extra_fields(self) -> dict[str, Any]:
+        """Fields of the config this was converted from that we do not know (a subclass's):
+        recorded in the snapshot, since they may change what is sent or scored."""
+        extra: dict[str, Any] = self.__dict__.get("_extra", {})
+        return extra
+
+    def set_extra_fields(self, fields: dict[str, Any]) -> None:
+        """Keep the unknown fields of a converted config (see `extra_fields`)."""
+        object.__setattr__(self, "_extra", dict(fields))
+
     def set_source(self, path: str, line: int) -> None:
         """Locate a config made elsewhere (a converted lighteval config) at its task file."""
         object.__setattr__(self, "_source", (path, line))
@@ -283,17 +294,23 @@ def _errors(exc: ValidationError) -> list[Problem]:
         location = ".".join(str(part) for part in error["loc"]) or "<config>"
         message = error["msg"]
         if error["type"] == "literal_error" and "few_shots_select" in location:
-            message = f"must be one of {', '.join(FEW_SHOT_SELECTIONS)}, or None"
+            value = error.get("input")
+            hint = did_you_mean(value, FEW_SHOT_SELECTIONS) if isinstance(value, str) else ""
+            message = f"must be one of {', '.join(FEW_SHOT_SELECTIONS)}, or None{hint}"
         problems.append((location, error.get("input"), message))
     return problems
 
 
 def _describe(task: Any, problems: list[Problem]) -> str:
-    """One line per invalid field: task, field, value, and what was expected."""
-    lines = [f"task {task if task else '<unnamed>'!r}: invalid config"]
-    for field, value, message in problems:
-        lines.append(f"  field {field!r} = {_short_repr(value)}: {message}")
-    return "\n".join(lines)
+    """Task, field, value and what was expected: on the first line for one invalid field (the
+    line a broken-module summary shows), one line each for several."""
+    head = f"task {task if task else '<unnamed>'!r}: invalid config"
+    details = [
+        f"field {field!r} = {_short_repr(value)}: {message}" for field, value, message in problems
+    ]
+    if len(details) == 1:
+        return f"{head}: {details[0]}"
+    return "\n".join([f"{head} ({len(details)} fields):", *(f"  {line}" for line in details)])
 
 
 def _short_repr(value: Any, limit: int = 80) -> str:

@@ -9,6 +9,7 @@ imported it), so this module costs nothing when lighteval is absent.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import sys
@@ -34,7 +35,8 @@ def is_task_config_like(value: Any) -> bool:
 
 def convert_config(raw: Any, origin: Path) -> TaskConfig:
     """Our `TaskConfig` with the values of a lighteval-style config, as lighteval left them
-    after its `__post_init__` (tuples, filled-in defaults); fields we do not know are ignored.
+    after its `__post_init__` (tuples, filled-in defaults); fields we do not know (a subclass's)
+    are kept as `extra_fields`, which the snapshot records.
 
     The config is located at the line of `origin` that names it, when one does.
     """
@@ -44,7 +46,22 @@ def convert_config(raw: Any, origin: Path) -> TaskConfig:
     fields["metrics"] = [convert_metric(metric) for metric in fields.get("metrics") or ()]
     config = TaskConfig(**fields)
     config.set_source(str(origin), line_naming(origin, str(raw.name)))
+    extra = {
+        name: getattr(raw, name)
+        for name in _field_names(raw)
+        if name not in TaskConfig.model_fields and not name.startswith("_")
+    }
+    if extra:
+        config.set_extra_fields(extra)
     return config
+
+
+def _field_names(raw: Any) -> list[str]:
+    """The fields of a config object: a dataclass's (lighteval's config is one), else its
+    instance attributes."""
+    if dataclasses.is_dataclass(raw):
+        return [field.name for field in dataclasses.fields(raw)]
+    return list(getattr(raw, "__dict__", {}))
 
 
 def convert_doc(value: Any) -> Doc | None:

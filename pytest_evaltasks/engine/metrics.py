@@ -1,18 +1,15 @@
 """Metrics as a task names them: a stand-in for lighteval's `Metrics` enum, and their identity.
 
-The harness never computes metrics. It records, for the version gate, which metric a task is
-scored with: by full identity (member name, parameters, recorded names, sampling method), not by
-display name, since `f1_score_macro` and `f1_score_micro` share the display name `f1`. Each
-stand-in member carries lighteval's `metric_name` and category, so a task records the same
-identity whether it uses this stand-in or lighteval's own enum (see `lighteval_adapter`).
+The harness never computes metrics. The snapshot records which metric a task is scored with, by
+full identity (`snapshot.facts.metric_identity`: member name, parameters, recorded names,
+sampling method), not by display name, since `f1_score_macro` and `f1_score_micro` share the
+display name `f1`. Each stand-in member carries lighteval's `metric_name` and category, so a
+task records the same identity whether it uses this stand-in or lighteval's own enum (see
+`lighteval_adapter`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import hashlib
-import json
 import re
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -45,16 +42,6 @@ class MetricRef:
         else:
             names = f"{self.metric_name}:{suffix}"
         return replace(self, metric_name=names, params=params)
-
-    @property
-    def identity(self) -> str:
-        """`name(k=v) [recorded names; CATEGORY]`: what the snapshot records."""
-        params = ", ".join(f"{key}={_param_text(value)}" for key, value in sorted(self.params))
-        names = (
-            ",".join(self.metric_name) if isinstance(self.metric_name, tuple) else self.metric_name
-        )
-        category = f"; {self.category.value}" if self.category is not None else ""
-        return f"{self.name}{f'({params})' if params else ''} [{names}{category}]"
 
 
 def _param_text(value: Any) -> str:
@@ -186,67 +173,3 @@ def metric_category(metric: Any) -> str | None:
     if category is None:
         return None
     return str(category.value if isinstance(category, Enum) else category)
-
-
-def metric_identity(metric: Any) -> str:
-    """What the snapshot records for one metric, so that swapping it is a content change.
-
-    Our `MetricRef` (or a member holding one) is named by member and parameters. Any other
-    object is named by type, display name and category, plus a digest of its whole structure
-    (scoring functions and their settings), which tells `f1_score_macro` from `f1_score_micro`
-    when both are lighteval objects that `lighteval_adapter` could not name.
-    """
-    if isinstance(metric, Enum) and isinstance(metric.value, MetricRef):
-        metric = metric.value
-    if isinstance(metric, MetricRef):
-        return metric.identity
-    if isinstance(metric, str):
-        return metric
-    category = metric_category(metric)
-    digest = hashlib.sha256(
-        json.dumps(describe(metric), sort_keys=True, ensure_ascii=False).encode("utf-8")
-    ).hexdigest()[:12]
-    label = f"{metric_name(metric)}{f'; {category}' if category else ''}"
-    return f"{type(metric).__name__} [{label}] #{digest}"
-
-
-def describe(value: Any, depth: int = 0) -> Any:
-    """A JSON-able description of an object's structure, stable across runs and processes.
-
-    Functions and classes are named by module and qualified name; objects by class and their
-    attributes, recursively to a small depth; anything else by a repr without memory addresses.
-    """
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, Enum):
-        return f"{type(value).__qualname__}.{value.name}"
-    if depth > 4:
-        return _ADDRESS.sub("", repr(value))[:200]
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = [describe(item, depth + 1) for item in value]
-        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
-    if isinstance(value, dict):
-        return {str(key): describe(item, depth + 1) for key, item in value.items()}
-    if isinstance(value, functools.partial):
-        return {
-            "partial": describe(value.func, depth + 1),
-            "args": describe(value.args, depth + 1),
-            "keywords": describe(value.keywords, depth + 1),
-        }
-    if isinstance(value, type) or (callable(value) and hasattr(value, "__qualname__")):
-        return f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
-    fields = _attributes(value)
-    if fields is None:
-        return _ADDRESS.sub("", repr(value))[:200]
-    described = {key: describe(item, depth + 1) for key, item in fields.items()}
-    return {"__class__": f"{type(value).__module__}.{type(value).__qualname__}", **described}
-
-
-def _attributes(value: Any) -> dict[str, Any] | None:
-    """A dataclass's fields, or an object's public instance attributes; None if it has none."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
-    attributes = getattr(value, "__dict__", None)
-    if not isinstance(attributes, dict):
-        return None
-    return {key: item for key, item in sorted(attributes.items()) if not key.startswith("_")}

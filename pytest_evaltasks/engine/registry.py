@@ -40,9 +40,21 @@ class BrokenModule:
 
     @property
     def exception(self) -> str:
-        """The error's last line: the exception (hints and captured output aside)."""
+        """The exception, with the detail lines of its message (hints and captured output
+        aside), on one line."""
         lines = [line for line in self.error.strip().split("\n") if line.strip()]
-        return next((line for line in reversed(lines) if not line.startswith(("hint:", " "))), "")
+        start = next(
+            (i for i in range(len(lines) - 1, -1, -1) if not lines[i].startswith(("hint:", " "))),
+            None,
+        )
+        if start is None:
+            return ""
+        detail = []
+        for line in lines[start + 1 :]:
+            if not line.startswith(" "):
+                break
+            detail.append(line.strip())
+        return "; ".join([lines[start], *detail])
 
     def summary(self) -> str:
         """File and exception, on one line."""
@@ -76,8 +88,13 @@ class Registry:
         task_dirs: Sequence[str | Path] = ("tasks",),
         custom_tasks: Sequence[str | Path] = (),
         data_dir: str | Path | object | None = DEFAULT,
+        only: Iterable[str | Path] | None = None,
     ) -> None:
-        """Import the task modules now, so every problem is known before any work."""
+        """Import the task modules now, so every problem is known before any work.
+
+        `only` names the module files to import (the others are never imported): a build in a
+        fresh process needs only the module of the tasks it builds.
+        """
         self.task_dirs = [Path(d) for d in task_dirs]
         if data_dir is DEFAULT:
             data_dir = self.task_dirs[0] / "data" if self.task_dirs else None
@@ -87,6 +104,7 @@ class Registry:
         self.unusable: dict[str, Unusable] = {}
         self.modules: list[LoadedModule] = []
         self._seen_files: set[Path] = set()
+        wanted = None if only is None else {Path(path).resolve() for path in only}
         for directory in self.task_dirs:
             if not directory.is_dir():
                 raise RegistryError(
@@ -94,12 +112,14 @@ class Registry:
                     f"(--evaltasks-dir) holding task modules with a TASKS_TABLE"
                 )
             for path in discover(directory):
-                self._register_module(path, custom=False)
+                if wanted is None or path.resolve() in wanted:
+                    self._register_module(path, custom=False)
         for custom in custom_tasks:
             path = Path(custom)
             if not path.is_file():
                 raise RegistryError(f"custom task file {path} does not exist")
-            self._register_module(path, custom=True)
+            if wanted is None or path.resolve() in wanted:
+                self._register_module(path, custom=True)
 
     # registration ---------------------------------------------------------------------------
 
@@ -208,6 +228,10 @@ class Registry:
             source = Path(entry.raw.source_file)
             return (source if source.is_file() else entry.origin), entry.raw.source_line
         return entry.origin, line_naming(entry.origin, name)
+
+    def origin_of(self, name: str) -> Path:
+        """The module file that registered a task."""
+        return self.entries[name].origin
 
     def module_of(self, name: str) -> Any:
         """The imported module that registered a task."""

@@ -37,6 +37,9 @@ RULES: dict[str, str] = {
     "stop-in-gold": "a stop sequence occurs inside a gold answer: generation stops before it",
     "generation-size-short": "generation_size is below the longest gold answer's word count",
     "identical-fewshots": "two few-shot examples of one doc are identical",
+    "hash-seed-dependent": "prompts depend on PYTHONHASHSEED: lighteval's own evaluations of "
+    "this task vary from run to run (set or dict order of strings); checked as built under "
+    "PYTHONHASHSEED=0",
 }
 """Rule name -> what it finds."""
 
@@ -125,6 +128,23 @@ def ignored_rules(module: Any, task_name: str) -> list[str]:
 def unknown_rules(rules: Iterable[str]) -> list[str]:
     """Names that are not rules (a typo in an ignore list)."""
     return [rule for rule in rules if rule not in RULES]
+
+
+def lint_lines(
+    result: TaskResult, module: Any, task_name: str, hash_seed_dependent: bool = False
+) -> list[str]:
+    """A task's findings as lines, with the module's ignore list applied and checked: what an
+    item reports, whether the task was built in this process or in a fresh one."""
+    ignored = ignored_rules(module, task_name)
+    findings = lint(result, ignored)
+    if hash_seed_dependent and "hash-seed-dependent" not in ignored:
+        findings.append(Finding("hash-seed-dependent", []))
+    lines = [finding.describe() for finding in findings]
+    lines += [
+        f"unknown lint rule {rule!r} in {IGNORE_VARIABLE} (known: {', '.join(RULES)})"
+        for rule in unknown_rules(ignored)
+    ]
+    return lines
 
 
 # --- task rules: the pool ---------------------------------------------------------------------

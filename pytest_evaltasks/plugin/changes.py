@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ..engine.rows import local_dataset_dir
 from ..engine.task_string import parse_label
 from ..errors import EvalTaskError
-from ..snapshot.storage import SNAPSHOT_SUFFIX, recorded_label
+from ..snapshot.storage import SNAPSHOT_SUFFIX, label_of_file
 
 if TYPE_CHECKING:
     from ..engine.registry import Registry
@@ -208,7 +208,7 @@ def _snapshot_owners(snapshot_dir: Path, files: set[Path]) -> dict[str, list[Pat
     for path in sorted(files):
         if path.parent != directory or path.suffix != f".{SNAPSHOT_SUFFIX}" or not path.is_file():
             continue
-        label = recorded_label(path)
+        label = label_of_file(path)
         if label is not None:
             with contextlib.suppress(EvalTaskError):
                 owners[parse_label(label).name].append(path)

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from ..engine.registry import Registry
     from ..engine.task import Task
     from ..engine.task_string import TaskRequest
+    from .builds import FreshBuilds
     from .changes import Changes
+    from .git import FilesAt
     from .plan import RunPlan
 
 
@@ -146,8 +148,21 @@ def pytest_configure(config: pytest.Config) -> None:
     changes = None
     if options.changed is not None:
         plan, changes = _only_changed(plan, registry, options, config.rootpath)
+    base = _base_records(options)
+    if base is not None:
+        plan = _with_base_labels(plan, registry, options, base)
+    from ..snapshot.storage import remove_stale_temp_files
+
+    remove_stale_temp_files(options.snapshot_dir)
     config.stash[CONTEXT_KEY] = RunContext(
-        options=options, registry=registry, plan=plan, template=template, changes=changes
+        options=options,
+        registry=registry,
+        plan=plan,
+        template=template,
+        root=config.rootpath,
+        fresh=_fresh_builds(options, config.rootpath),
+        changes=changes,
+        base=base,
     )
     config.stash[RESULTS_KEY] = []
     config.pluginmanager.register(_ResultCollector(config), "evaltasks-results")
@@ -168,6 +183,47 @@ def _only_changed(
     changes = select_changed(registry, files, since, root, options.snapshot_dir, template_path)
     requests = [request for request in plan.requests if request.name in changes.selected]
     return replace(plan, requests=requests), changes
+
+
+def _base_records(options: Options) -> FilesAt | None:
+    """The snapshot folder at `--evaltasks-base`; an unknown or unfetched revision is a usage
+    error that says how to fetch it."""
+    if options.base is None:
+        return None
+    from .git import GitError, files_at, toplevel
+
+    try:
+        return files_at(toplevel(options.snapshot_dir), options.base, options.snapshot_dir)
+    except GitError as exc:
+        raise pytest.UsageError(f"--evaltasks-base: {exc}") from None
+
+
+def _with_base_labels(
+    plan: RunPlan, registry: Registry, options: Options, base: FilesAt
+) -> RunPlan:
+    """Under `all`, a task still registered whose snapshot exists at the base but not in the
+    working copy is checked too: deleting a snapshot must not quietly stop its check."""
+    from .plan import base_requests
+
+    if not any(spec.strip() == "all" for spec in options.specs):
+        return plan
+    extra = base_requests(registry, base.files, options.snapshot_dir, plan.requests)
+    return replace(plan, requests=[*plan.requests, *extra]) if extra else plan
+
+
+def _fresh_builds(options: Options, root: Path) -> FreshBuilds:
+    """The fresh-process builder of this run (its processes start only when asked for)."""
+    from .builds import FreshBuilds
+
+    return FreshBuilds(
+        task_dirs=options.task_dirs,
+        custom_tasks=options.custom_tasks,
+        data_dir=options.data_dir,
+        root=root,
+        run=options.run,
+        template=options.template_source,
+        lint=options.lint != "off",
+    )
 
 
 def _allow_bars_in_keywords(config: pytest.Config) -> None:
@@ -211,7 +267,7 @@ def _plan(registry: Registry, options: Options) -> RunPlan:
 def _load_template(options: Options, root: Path) -> tuple[ChatTemplate | None, Options]:
     """The chat template named by the option, loaded once for the whole run, and the options
     with the template recorded by name (a path relative to the root) and digest."""
-    from ..snapshot.format import MESSAGES
+    from ..snapshot.layout import MESSAGES
 
     name = options.run.chat_template
     if name is None or name == MESSAGES:
@@ -228,7 +284,8 @@ def _load_template(options: Options, root: Path) -> tuple[ChatTemplate | None, O
     ).hexdigest()
     recorded = _recorded_path(candidate, root) if candidate.exists() else name
     run = replace(options.run, chat_template=recorded, chat_template_digest=digest)
-    return template, replace(options, run=run)
+    source = str(candidate.resolve()) if candidate.exists() else name
+    return template, replace(options, run=run, template_source=source)
 
 
 def _recorded_path(path: Path, root: Path) -> str:
@@ -274,6 +331,24 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         lines += [f"  {_shown(module.path)}: {module.exception}" for module in broken[:5]]
         if len(broken) > 5:
             lines.append(f"  ... and {len(broken) - 5} more")
+    return lines
+
+
+def _broken_outside_run(context: RunContext) -> list[str]:
+    """Task modules that failed to import while none of this run's tasks is in them: named in
+    the summary section, which `-q` shows (the header, which `-q` hides, names them too)."""
+    from .summary import count
+
+    broken = context.registry.broken
+    if not broken or context.plan.broken:  # under `all` they are failing items instead
+        return []
+    lines = [
+        f"{count(len(broken), 'task module')} failed to import, so their tasks were not "
+        f"checked (pytest --evaltasks-list shows the errors):"
+    ]
+    lines += [f"  {_shown(module.path)}: {module.exception}" for module in broken[:5]]
+    if len(broken) > 5:
+        lines.append(f"  ... and {len(broken) - 5} more")
     return lines
 
 
@@ -335,9 +410,12 @@ class _ResultCollector:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """`--evaltasks-report`: write the Markdown report (on the xdist controller only)."""
+    """End the fresh build processes; `--evaltasks-report`: write the Markdown report (on the
+    xdist controller only)."""
     config = session.config
     context = config.stash.get(CONTEXT_KEY, None)
+    if context is not None:
+        context.fresh.close()
     if context is None or context.options.report is None or hasattr(config, "workerinput"):
         return
     from .report import markdown, write
@@ -364,12 +442,16 @@ def pytest_terminal_summary(
         return
     from .summary import RunSummary
 
+    context = config.stash[CONTEXT_KEY]
     summary = RunSummary([result for result, _ in config.stash.get(RESULTS_KEY, [])])
-    if not summary.results:
+    broken = _broken_outside_run(context)
+    if not summary.results and not broken:
         return
     terminalreporter.section("evaltasks")
     for line, colour in summary.lines():
         terminalreporter.line(line, **({colour: True} if colour else {}))
+    for line in broken:
+        terminalreporter.line(line, yellow=True)
     report = config.stash[CONTEXT_KEY].options.report
     if report is not None and not hasattr(config, "workerinput"):
         terminalreporter.line(f"report written to {_shown(report)}")

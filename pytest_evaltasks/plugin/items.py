@@ -15,20 +15,15 @@ import pytest
 
 from ..engine.collection import checkpoint, long_lived
 from ..errors import EvalTaskError
-from ..lint.rules import IGNORE_VARIABLE, RULES, ignored_rules, lint, unknown_rules
-from ..snapshot.failure import FailureReport, failure_report
-from ..snapshot.format import (
-    DEFAULT_DOCS_SHOWN,
-    BuiltSnapshot,
-    SnapshotFacts,
-    SnapshotFileError,
-    build_snapshot,
-    normalise,
-    recorded_shown_text,
-)
-from ..snapshot.gate import Outcome, Verdict, ids, judge
-from ..snapshot.storage import Recorded, read_recorded, snapshot_filename
-from ..snapshot.syrupy_extension import assert_snapshot
+from ..lint.rules import IGNORE_VARIABLE, lint_lines
+from ..snapshot.check import CheckMode, Decision, RecordedInput, check
+from ..snapshot.facts import BuiltSnapshot
+from ..snapshot.failure import FailureReport
+from ..snapshot.gate import Outcome
+from ..snapshot.parse import SnapshotFileError
+from ..snapshot.storage import decode, read_snapshot_text, snapshot_filename
+from ..snapshot.syrupy_extension import write_snapshot
+from .builds import FreshBuild, build_here, other_seed
 from .state import CONTEXT_KEY, RunContext
 from .summary import RESULT_KEY, ItemResult
 
@@ -173,7 +168,11 @@ class CheckItem(pytest.Item):
 
 
 class TaskItem(CheckItem):
-    """Build a task's docs, render every prompt, and check the snapshot and version gate."""
+    """Build a task's docs, render every prompt, and check the snapshot and version gate.
+
+    The decision is `snapshot.check`'s; the item hands it the files and the builds, writes
+    what it says (and verifies the write), lints, warns, and fails with its report.
+    """
 
     def __init__(
         self,
@@ -191,7 +190,7 @@ class TaskItem(CheckItem):
         self.obj = _ItemObject(self.name)
 
     def runtest(self) -> None:
-        """Build, judge against the recorded snapshot, then pass, write, or fail."""
+        """Build, judge against the recorded snapshots, then pass, write, or fail."""
         result = self._start("task")
         try:
             with long_lived():  # a large task's docs are not rescanned by every full collection
@@ -202,37 +201,40 @@ class TaskItem(CheckItem):
     def _check(self, result: ItemResult) -> None:
         context: RunContext = self.config.stash[CONTEXT_KEY]
         options = context.options
-        built = self._build(context)
-        checkpoint(built.size)
-        result.docs = built.size
-        try:
-            recorded = read_recorded(self.snapshot_path)
-        except SnapshotFileError as exc:
-            raise CheckFailed(FailureReport(str(exc), [])) from None
-        old = recorded.facts if recorded is not None else None
-        verdict = judge(old, built.facts, options.update, options.allow_unversioned)
-        result.outcome = verdict.outcome
-        result.changed_docs = len(verdict.docs.all)
-        result.version_before = old.version if old is not None else None
-        result.version_after = built.facts.version
-        result.headline = verdict.headline
-        if verdict.content_changed or (verdict.outcome is Outcome.NEW and options.update):
-            first = built.facts
-            del built  # its docs go before the second build's come
-            built = self._built_again(context, first)
-        shown = options.run.docs_shown
-        recorded_shown = old.docs_shown if old is not None else DEFAULT_DOCS_SHOWN
-        if verdict.record:
-            self._write(built.text(recorded_shown if shown is None else shown), result)
-        elif verdict.passes:
-            self._keep(recorded, built, recorded_shown, shown, result, options.update)
-        else:
-            report = self._report(verdict, recorded, built, recorded_shown)
+        mode = CheckMode(
+            update=options.update,
+            allow_unversioned=options.allow_unversioned,
+            docs_shown=options.run.docs_shown,
+            verbosity=self.config.get_verbosity(),
+            base_ref=context.base.ref if context.base is not None else None,
+        )
+        decision = check(
+            self.name, self._recorded(context), self._base(context), _Builds(self, context), mode
+        )
+        result.outcome = decision.outcome
+        result.changed_docs = decision.changed_docs
+        result.version_before = decision.version_before
+        result.version_after = decision.version_after
+        result.headline = decision.headline
+        if decision.built is not None:
+            result.docs = decision.built.size
+            checkpoint(decision.built.size)
+        if decision.checked is not None:
+            result.checked, result.recorded_docs = decision.checked
+        if decision.write is not None:
+            self._write(decision.write, result)
+        findings = self._lint(context, decision, result)
+        if not decision.passes:
+            assert decision.report is not None
+            report = decision.report
+            if findings:
+                report = FailureReport(
+                    report.headline, [*report.body, "lint findings:", *(f"  {f}" for f in findings)]
+                )
             result.details = report.body[:DETAILS_CAP]
-            self._lint(context, built, result)
             raise CheckFailed(report)
-        self._warn(verdict)
-        findings = self._lint(context, built, result)
+        for message in decision.warnings:  # after the write: `-W error` must not undo it
+            self.warn_here(message)
         if findings and options.lint == "error":
             raise CheckFailed(
                 FailureReport(
@@ -247,110 +249,98 @@ class TaskItem(CheckItem):
         for line in findings:
             self.warn_here(f"lint {line}", EvalTasksLintWarning)
 
-    def _lint(self, context: RunContext, built: BuiltSnapshot, result: ItemResult) -> list[str]:
-        """The lint findings of this run's docs (none when lint is off), kept in the result."""
-        if context.options.lint == "off":
+    def _where(self, context: RunContext) -> str:
+        """The snapshot file as messages name it: relative to the root when inside it."""
+        return _relative(self.snapshot_path, context.root)
+
+    def _recorded(self, context: RunContext) -> RecordedInput:
+        """The working copy's snapshot file, as found."""
+        where = self._where(context)
+        try:
+            text = read_snapshot_text(self.snapshot_path, where)
+        except SnapshotFileError as exc:
+            return RecordedInput(where, None, exc)
+        return RecordedInput(where, text)
+
+    def _base(self, context: RunContext) -> RecordedInput | None:
+        """The same file at `--evaltasks-base`, when given."""
+        base = context.base
+        if base is None:
+            return None
+        name = self.snapshot_path.name
+        where = base.where(name)
+        raw = base.files.get(name)
+        if raw is None:
+            return RecordedInput(where, None)
+        try:
+            return RecordedInput(where, decode(raw, where))
+        except SnapshotFileError as exc:
+            return RecordedInput(where, None, exc)
+
+    def _lint(self, context: RunContext, decision: Decision, result: ItemResult) -> list[str]:
+        """The lint findings of the build the decision used (none when lint is off)."""
+        built = decision.built
+        if context.options.lint == "off" or built is None:
             return []
-        ignored = ignored_rules(context.registry.module_of(self.request.name), self.request.name)
-        lines = [finding.describe() for finding in lint(built.result, ignored)]
-        lines += [
-            f"unknown lint rule {rule!r} in {IGNORE_VARIABLE} (known: {', '.join(RULES)})"
-            for rule in unknown_rules(ignored)
-        ]
+        if isinstance(built, FreshBuild):
+            lines = list(built.lint)
+        else:
+            assert isinstance(built, BuiltSnapshot)
+            module = context.registry.module_of(self.request.name)
+            lines = lint_lines(
+                built.result, module, self.request.name, decision.hash_seed is not None
+            )
         result.lint = lines
         return lines
 
-    def _build(self, context: RunContext) -> BuiltSnapshot:
-        """This run's task, fingerprinted."""
-        task = context.registry.make_task(self.request)
-        result = task.build(context.options.run.max_samples)
-        checkpoint(len(result.docs))
-        return build_snapshot(task, result, context.options.run, context.template)
-
-    def _built_again(self, context: RunContext, first: SnapshotFacts) -> BuiltSnapshot:
-        """Build the task a second time: a change that is not reproducible is not a change.
-
-        Only the first build's facts are kept meanwhile (the caller lets go of its docs), and
-        the second build, equal to the first, is the one used from here on: a large task's
-        docs are never in memory twice.
-        """
-        again = self._build(context)
-        hashes = again.facts.doc_hashes
-        differ = [
-            label for label, digest in first.doc_hashes.items() if hashes.get(label) != digest
-        ]
-        if not differ:
-            return again
+    def _write(self, text: str, result: ItemResult) -> None:
+        """Record `text` through syrupy, then check that the file holds it byte for byte: a
+        write that did not land fails the item, naming the file and the cause."""
+        data = text.encode("utf-8")
+        failure = write_snapshot(self, text)
+        if failure is None:
+            try:
+                landed = self.snapshot_path.read_bytes() == data
+            except OSError as exc:
+                failure = str(exc)
+                landed = False
+            if landed:
+                result.written = True
+                return
+            failure = failure or "the file does not hold what was written"
         raise CheckFailed(
             FailureReport(
-                f"{self.name}: nondeterministic prompt function: two builds in the same run "
-                f"differ in {len(differ)} docs ({ids(differ)})",
-                [
-                    "The prompt function (or its hf_filter) gives different docs for the same "
-                    "rows on each build, so no snapshot can hold its prompts.",
-                    "Draw randomness only from the global `random` or `numpy.random` "
-                    "(seeded to 1234 while a task is built, as lighteval seeds them), or from a "
-                    "generator with a fixed seed.",
-                ],
+                f"{self.name}: the snapshot could not be written to {self.snapshot_path}: "
+                f"{failure}; the old file (if any) is unchanged",
+                [],
             )
         )
 
-    def _write(self, text: str, result: ItemResult) -> None:
-        """Record `text` through syrupy (an atomic write)."""
-        assert_snapshot(self, text, update=True)
-        result.written = True
 
-    def _keep(
-        self,
-        recorded: Recorded | None,
-        built: BuiltSnapshot,
-        recorded_shown: int,
-        shown: int | None,
-        result: ItemResult,
-        update: bool,
-    ) -> None:
-        """Content unchanged: check that the docs shown still read as this run lays them out
-        (the rest of the file is what the gate compared)."""
-        assert recorded is not None
-        if recorded_shown_text(recorded.text) != built.shown_text(recorded_shown):
-            result.outcome = Outcome.EDITED
-            if update:
-                self._write(built.text(recorded_shown if shown is None else shown), result)
-                return
-            raise CheckFailed(
-                failure_report(
-                    Verdict(
-                        Outcome.EDITED,
-                        f"{self.name}: the snapshot file's text differs from what this run lays "
-                        f"out, though its content matches (edited by hand?); restore it, or "
-                        f"rewrite it with --snapshot-update",
-                    ),
-                    normalise(recorded.text),
-                    built.text(recorded_shown),
-                    lambda label: None,
-                )
-            )
-        if update and shown is not None and shown != recorded_shown:
-            self._write(built.text(shown), result)  # a new layout: presentation only
+class _Builds:
+    """The builds `check` asks for, for one item: here, or in a fresh process."""
 
-    def _report(
-        self, verdict: Verdict, recorded: Recorded | None, built: BuiltSnapshot, shown: int
-    ) -> FailureReport:
-        """The readable failure, comparing texts laid out alike."""
+    def __init__(self, item: TaskItem, context: RunContext) -> None:
+        self.item = item
+        self.context = context
 
-        def block_of(label: str) -> str | None:
-            position = built.position_of(label)
-            return built.doc_block(position) if position is not None else None
-
-        old_text = normalise(recorded.text) if recorded is not None else None
-        return failure_report(
-            verdict, old_text, built.text(shown), block_of, self.config.get_verbosity()
+    def here(self) -> BuiltSnapshot:
+        """Build the task in this process (a second call builds it again)."""
+        context = self.context
+        return build_here(
+            context.registry, self.item.request, context.options.run, context.template, context.root
         )
 
-    def _warn(self, verdict: Verdict) -> None:
-        """Warnings come last, after any write: `-W error` must not undo a recorded snapshot."""
-        for message in verdict.warnings:
-            self.warn_here(message)
+    def fresh(self, hash_seed: int, docs_shown: int) -> FreshBuild:
+        """Build the task in a fresh process under `hash_seed`."""
+        registry = self.context.registry
+        module = registry.origin_of(self.item.request.name)
+        return self.context.fresh.build(module, self.item.name, hash_seed, docs_shown)
+
+    @property
+    def other_seed(self) -> int:
+        """A hash seed other than this process's."""
+        return other_seed()
 
 
 class ModuleItem(CheckItem):

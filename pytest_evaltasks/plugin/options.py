@@ -32,6 +32,10 @@ class Options:
     changed: str | None = None
     """`--evaltasks-changed`: a git revision, "" for the default one, None when not given."""
     report: Path | None = None
+    template_source: str | None = None
+    """The chat template as loaded (a bundled name or an absolute path), for a fresh process."""
+    base: str | None = None
+    """`--evaltasks-base`: the git revision whose snapshots are the reviewed record."""
     problems: list[str] = field(default_factory=list)
     node_ids: list[str] = field(default_factory=list)
     """`evaltasks::LABEL` arguments: with `--evaltasks`, only these items run."""
@@ -94,6 +98,12 @@ def add_options(parser: pytest.Parser) -> None:
         "base with the tracked branch, or HEAD); alone, it means --evaltasks all",
     )
     group.addoption(
+        "--evaltasks-base",
+        metavar="REF",
+        help="judge every task also against its snapshot at git REF (the reviewed record): a "
+        "change since REF without a version bump fails, whatever the working copy's file says",
+    )
+    group.addoption(
         "--evaltasks-report",
         metavar="PATH",
         help="write the run as Markdown to PATH (and append it to $GITHUB_STEP_SUMMARY)",
@@ -139,6 +149,9 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("evaltasks_snapshot_dir", "snapshot directory", default="")
     parser.addini("evaltasks_docs", "docs shown in full per snapshot", default="")
     parser.addini("evaltasks_lint", "prompt lint: warn, error or off", default="warn")
+    parser.addini(
+        "evaltasks_base", "git revision whose snapshots are the reviewed record", default=""
+    )
 
 
 NODE_PREFIX = "evaltasks::"
@@ -218,6 +231,7 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         lint=lint,
         changed=opt.evaltasks_changed,
         report=_one_path(cwd, opt.evaltasks_report),
+        base=opt.evaltasks_base or str(config.getini("evaltasks_base")).strip() or None,
         problems=problems,
         node_ids=ids,
     )

@@ -80,6 +80,35 @@ def _all_tasks(registry: Registry, snapshot_dir: Path) -> RunPlan:
     return RunPlan(requests, list(registry.broken), orphans, unusable)
 
 
+def base_requests(
+    registry: Registry,
+    base_files: dict[str, bytes],
+    snapshot_dir: Path,
+    planned: list[TaskRequest],
+) -> list[TaskRequest]:
+    """Requests for the snapshots the base records for registered tasks that this run does not
+    plan yet (their file was deleted in the working copy, or never checked out)."""
+    from ..snapshot.parse import recorded_label
+
+    have = {request.key for request in planned}
+    extra: list[TaskRequest] = []
+    for name, raw in sorted(base_files.items()):
+        if (snapshot_dir / name).exists():
+            continue
+        label = recorded_label(raw[:4096].decode("utf-8", "replace"))
+        if label is None:
+            continue
+        try:
+            request = parse_label(label)
+        except EvalTaskError:
+            continue
+        known = request.name in registry.entries and request.key not in have
+        if known and snapshot_filename(request.label) == name:
+            have.add(request.key)
+            extra.append(request)
+    return extra
+
+
 def _unique(requests: list[TaskRequest]) -> list[TaskRequest]:
     """Requests without repeats, in order."""
     seen: set[tuple[str, int, str]] = set()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..snapshot.format import doc_block
+from ..snapshot.layout import doc_block
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate

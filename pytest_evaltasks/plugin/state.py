@@ -6,6 +6,7 @@ Free of heavy imports: the hooks read it on every pytest start, with or without 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -13,7 +14,9 @@ import pytest
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.registry import Registry
+    from .builds import FreshBuilds
     from .changes import Changes
+    from .git import FilesAt
     from .options import Options
     from .plan import RunPlan
     from .summary import ItemResult
@@ -27,7 +30,11 @@ class RunContext:
     registry: Registry
     plan: RunPlan
     template: ChatTemplate | None
+    root: Path
+    fresh: FreshBuilds
     changes: Changes | None = None
+    base: FilesAt | None = None
+    """The snapshot folder at `--evaltasks-base`, when given."""
 
 
 CONTEXT_KEY: pytest.StashKey[RunContext] = pytest.StashKey()

@@ -25,6 +25,10 @@ class ItemResult:
     """`task`, `module` (a task module that failed to import) or `orphan` (a snapshot file)."""
     outcome: Outcome = Outcome.ERROR
     docs: int = 0
+    """Docs rendered."""
+    checked: int = 0
+    recorded_docs: int = 0
+    """A partial run (`--evaltasks-max-samples`): docs checked of those the snapshot records."""
     changed_docs: int = 0
     version_before: str | None = None
     version_after: str | None = None
@@ -70,6 +74,17 @@ class RunSummary:
         lines: list[tuple[str, str | None]] = [
             (f"{count(len(tasks), 'task')} checked, {count(docs, 'doc')} rendered", None)
         ]
+        partial = [r for r in tasks if r.recorded_docs]
+        if partial:
+            checked = sum(r.checked for r in partial)
+            recorded = sum(r.recorded_docs for r in partial)
+            lines.append(
+                (
+                    f"partial run: {checked} of {recorded} recorded docs checked against their "
+                    f"hashes in {count(len(partial), 'task')} (--evaltasks-max-samples)",
+                    None,
+                )
+            )
         counts = Counter(r.outcome for r in results)
         buckets = ", ".join(f"{counts[o]} {o.value}" for o in Outcome if counts[o])
         if buckets:

@@ -2,9 +2,10 @@
 
 Two values that mean the same thing encode the same way, whatever container or library version
 made them: a tuple is a list, a numpy scalar or array is the Python value, mapping keys are
-sorted. Two values that differ encode differently: `True` is not `1`, `1.0` is not `1`. A value
-of any other type (a set, an arbitrary object) has no canonical form and is an error that names
-the field and the type, rather than a hash that changes from run to run.
+sorted. Two values that differ encode differently: `True` is not `1`, `1.0` is not `1`, and
+(from format 3 on) the key `1` is not the key `"1"`. A value of any other type (a set, an
+arbitrary object) has no canonical form and is an error that names the field and the type,
+rather than a hash that changes from run to run.
 """
 
 from __future__ import annotations
@@ -13,19 +14,25 @@ import dataclasses
 import datetime
 import hashlib
 import json
+import re
 from enum import Enum
+from pathlib import Path
 from typing import Any
+
+TYPED_KEYS = "\x00keys"
+"""Marks a mapping encoded as `[key, value]` pairs, because a key is not a string (JSON would
+turn the key `1` into `"1"`), or because a string key is this marker itself."""
 
 
 class UnencodableValue(TypeError):
     """A doc field holds a value with no canonical encoding."""
 
-    def __init__(self, path: str, value: Any) -> None:
-        super().__init__(
-            f"field {path!r} holds a {type(value).__module__}.{type(value).__qualname__}, which "
-            f"has no canonical encoding (use str, int, float, bool, None, lists and dicts with "
-            f"string keys)"
+    def __init__(self, path: str, value: Any, why: str | None = None) -> None:
+        detail = why or (
+            f"holds a {type(value).__module__}.{type(value).__qualname__}, which has no "
+            f"canonical encoding (use str, int, float, bool, None, lists and dicts)"
         )
+        super().__init__(f"field {path!r} {detail}")
         self.path = path
 
 
@@ -51,24 +58,63 @@ _ENCODER = json.JSONEncoder(
 )
 """The C-accelerated encoder; `default` is called only for types JSON does not know."""
 
+NESTING_LIMIT = 200
+"""Levels of nesting a doc value may have: deeper is an error, never a `RecursionError`."""
+
 
 def canonical(fields: list[Any], names: tuple[str, ...]) -> str:
     """The canonical text of a list of field values; `names` name them in errors."""
     try:
         return _ENCODER.encode(fields)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         for name, value in zip(names, fields, strict=True):
-            _locate(value, name)
+            _locate(value, name, 0)
         raise
 
 
-def _locate(value: Any, path: str) -> None:
+def typed_keys(value: Any, path: str = "value", depth: int = 0) -> Any:
+    """`value` with every mapping whose keys are not all strings as `{TYPED_KEYS: pairs}`.
+
+    Pairs are sorted by the key's own canonical text, so key order never matters, and the
+    key `1` stays apart from the key `"1"`. Values that hold no mapping come back as they are
+    (the same object): only docs that carry dicts pay for the walk.
+    """
+    if depth > NESTING_LIMIT:
+        raise UnencodableValue(path, value, _too_deep())
+    if isinstance(value, dict):
+        pairs = {
+            key: typed_keys(item, f"{path}[{key!r}]", depth + 1) for key, item in value.items()
+        }
+        if all(type(key) is str and key != TYPED_KEYS for key in value):
+            return pairs
+        encoded = []
+        for key, item in pairs.items():
+            _locate(key, f"{path} key {key!r}", depth + 1)
+            encoded.append((_ENCODER.encode(key), key, item))
+        encoded.sort(key=lambda entry: entry[0])
+        return {TYPED_KEYS: [[key, item] for _, key, item in encoded]}
+    if isinstance(value, (list, tuple)):
+        items = [typed_keys(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
+
+
+def _too_deep() -> str:
+    return (
+        f"is nested more than {NESTING_LIMIT} levels deep; flatten it (a doc field is data "
+        f"sent or scored, not a recursive structure)"
+    )
+
+
+def _locate(value: Any, path: str, depth: int) -> None:
     """Raise `UnencodableValue` at the first part of `value` that cannot be encoded."""
+    if depth > NESTING_LIMIT:
+        raise UnencodableValue(path, value, _too_deep())
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 raise UnencodableValue(f"{path} key {key!r}", key)
-            _locate(item, f"{path}[{key!r}]")
+            _locate(item, f"{path}[{key!r}]", depth + 1)
         try:
             _ENCODER.encode(value)
         except TypeError:  # keys of mixed types cannot be sorted
@@ -76,22 +122,35 @@ def _locate(value: Any, path: str) -> None:
         return
     if isinstance(value, (list, tuple)):
         for position, item in enumerate(value):
-            _locate(item, f"{path}[{position}]")
+            _locate(item, f"{path}[{position}]", depth + 1)
         return
     try:
         _ENCODER.encode(value)
     except (TypeError, ValueError):
         raise UnencodableValue(path, value) from None
+    except RecursionError:
+        raise UnencodableValue(path, value, _too_deep()) from None
 
 
-def image_digest(image: Any) -> str:
-    """A digest of an image's bytes: PIL images, numpy arrays, raw bytes, `datasets` dicts."""
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def image_digest(image: Any, by_path_bytes: bool = True) -> str:
+    """A digest of an image's bytes: PIL images, numpy arrays, raw bytes, `datasets` dicts, and
+    paths to image files (their bytes: the same image at another path is the same image).
+
+    A URL is hashed as written: it is what the model is pointed at. Format 2 hashed every
+    string as written (`by_path_bytes=False`), kept to verify format-2 files.
+    """
     if isinstance(image, (bytes, bytearray, memoryview)):
         data = bytes(image)
     elif isinstance(image, dict) and isinstance(image.get("bytes"), (bytes, bytearray)):
         data = bytes(image["bytes"])
-    elif isinstance(image, str):
-        data = image.encode("utf-8")  # a path or URL: what the model is pointed at
+    elif isinstance(image, dict) and isinstance(image.get("path"), str) and by_path_bytes:
+        data = _path_bytes(image["path"])
+    elif isinstance(image, (str, Path)):
+        text = str(image)
+        data = _path_bytes(text) if by_path_bytes and not _URL.match(text) else text.encode()
     elif hasattr(image, "tobytes") and hasattr(image, "mode") and hasattr(image, "size"):
         data = f"{image.mode}:{image.size}:".encode() + image.tobytes()  # a PIL image
     elif hasattr(image, "tobytes") and hasattr(image, "dtype") and hasattr(image, "shape"):
@@ -99,3 +158,17 @@ def image_digest(image: Any) -> str:
     else:
         raise UnencodableValue("images item", image)
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _path_bytes(path: str) -> bytes:
+    """The bytes of an image file; a path that names no file is an error, not a hash of the
+    path (two clones would record two different hashes, and the model could not be sent it)."""
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise UnencodableValue(
+            "images item",
+            path,
+            f"is the path {path!r}, which cannot be read ({exc.strerror or exc}); give the "
+            f"image's bytes, or a path to an existing file",
+        ) from None

@@ -12,14 +12,41 @@ import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .format import shown_blocks
 from .gate import DocChanges, Outcome, Verdict, ids
+from .parse import shown_blocks
 
 DIFF_BUDGET = 36
 """Diff lines shown per task (the rest is counted); keeps a failure under 60 lines."""
 
 NEW_TEXT_BUDGET = 30
 """Lines of a changed doc's new prompt shown when no doc shown in full changed."""
+
+LINE_LIMIT = 400
+"""Characters of one line of a report; longer lines are cut, saying how much."""
+
+TOTAL_LIMIT = 64_000
+"""Characters of one report; the rest is cut, saying how much."""
+
+
+def bounded(line: str, limit: int = LINE_LIMIT) -> str:
+    """`line` cut to `limit` characters, with a note of what was cut."""
+    if len(line) <= limit:
+        return line
+    return f"{line[:limit]}... ({len(line) - limit} more characters cut)"
+
+
+def bounded_lines(lines: list[str], total: int = TOTAL_LIMIT) -> list[str]:
+    """Every line bounded, and at most `total` characters in all, with a note of the cut."""
+    kept: list[str] = []
+    size = 0
+    for position, line in enumerate(lines):
+        line = bounded(line)
+        if size + len(line) > total:
+            kept.append(f"... {len(lines) - position} more lines cut (the report is capped)")
+            break
+        kept.append(line)
+        size += len(line) + 1
+    return kept
 
 
 @dataclass(frozen=True)
@@ -28,6 +55,12 @@ class FailureReport:
 
     headline: str
     body: list[str]
+
+    def __post_init__(self) -> None:
+        """However large the task or its prompts, a report stays readable: bounded lines, and
+        a bounded total."""
+        object.__setattr__(self, "headline", bounded(self.headline, 4 * LINE_LIMIT))
+        object.__setattr__(self, "body", bounded_lines(self.body))
 
     def render(self) -> str:
         """Headline and body as one text."""

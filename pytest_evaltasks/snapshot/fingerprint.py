@@ -12,7 +12,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from ..engine.rendering import plain_prompt_head, plain_prompt_query
-from .canonical import canonical, image_digest
+from .canonical import canonical, image_digest, typed_keys
 
 if TYPE_CHECKING:
     from ..engine.doc import Doc
@@ -46,32 +46,40 @@ DIGEST_SIZE = 8
 """Bytes per doc hash: 16 hex digits; a collision among one task's docs is out of reach."""
 
 
-def doc_content(doc: Doc, with_query: bool = True) -> str:
+def doc_content(doc: Doc, with_query: bool = True, legacy: bool = False) -> str:
     """The canonical text of a doc's own content fields (see `CONTENT_FIELDS`).
 
     Without `with_query` the query is left out (`null`: a validated query is a string), for a
     caller that hashes the query's own bytes, which is cheaper than escaping it as JSON.
+    `legacy` encodes as format 2 did (mapping keys as JSON strings, image paths as written),
+    to verify a format-2 file; a doc without mappings or image paths encodes the same either way.
     """
     images = doc.images
+    specific = doc.specific
+    if specific is not None and not legacy:
+        specific = typed_keys(specific, "specific")
     return canonical(
         [
             doc.query if with_query else None,
             doc.choices,
             doc.gold_index,
             doc.instruction,
-            doc.specific,
+            specific,
             doc.unconditioned_query,
             doc.original_query,
-            None if images is None else [image_digest(image) for image in images],
+            None if images is None else [image_digest(image, not legacy) for image in images],
             doc.fewshot_sorting_class,
         ],
         CONTENT_FIELDS,
     )
 
 
-def run_content(doc: Doc) -> str:
-    """The canonical text of a doc's run fields (see `RUN_FIELDS`)."""
-    return canonical([getattr(doc, name) for name in RUN_FIELDS], RUN_FIELDS)
+def run_content(doc: Doc, legacy: bool = False) -> str:
+    """The canonical text of a doc's run fields (see `RUN_FIELDS`; `legacy` as above)."""
+    values = [getattr(doc, name) for name in RUN_FIELDS]
+    if not legacy and values[-1] is not None:
+        values[-1] = typed_keys(values[-1], "generation_grammar")
+    return canonical(values, RUN_FIELDS)
 
 
 class DocHasher:
@@ -82,7 +90,9 @@ class DocHasher:
     hash state is copied: only the work is shared, not the meaning.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, legacy: bool = False) -> None:
+        self.legacy = legacy
+        """Hash as format 2 did (see `doc_content`)."""
         self._heads: dict[tuple[Any, ...], Any] = {}
         self._examples: dict[int, bytes] = {}
         self._runs: dict[tuple[Any, ...], bytes] = {}
@@ -104,7 +114,8 @@ class DocHasher:
             encoded = text.encode("utf-8", "surrogatepass")
             state.update(len(encoded).to_bytes(8, "little"))  # lengths keep the parts apart
             state.update(encoded)
-        state.update(doc_content(doc, with_query=False).encode("utf-8", "surrogatepass"))
+        content = doc_content(doc, with_query=False, legacy=self.legacy)
+        state.update(content.encode("utf-8", "surrogatepass"))
         state.update(self._run_bytes(doc))
         return str(state.hexdigest())
 
@@ -121,7 +132,8 @@ class DocHasher:
         )
         known = self._runs.get(key)
         if known is None:
-            known = self._runs[key] = b"\x1e" + run_content(doc).encode("utf-8", "surrogatepass")
+            encoded = run_content(doc, self.legacy).encode("utf-8", "surrogatepass")
+            known = self._runs[key] = b"\x1e" + encoded
         return known
 
     def _head_state(self, doc: Doc) -> Any:
@@ -139,11 +151,7 @@ class DocHasher:
         known = self._examples.get(id(example))
         if known is None:
             known = self._examples[id(example)] = (
-                f"\x1f{example.id}\x1f{doc_content(example)}\x1e{run_content(example)}"
+                f"\x1f{example.id}\x1f{doc_content(example, legacy=self.legacy)}"
+                f"\x1e{run_content(example, self.legacy)}"
             ).encode("utf-8", "surrogatepass")
         return known
-
-
-def fingerprint(hash_text: str) -> str:
-    """One hash over every doc's `label digest` line: equal fingerprints, equal content."""
-    return hashlib.sha256(hash_text.encode("utf-8")).hexdigest()

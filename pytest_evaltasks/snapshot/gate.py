@@ -9,11 +9,12 @@ Presentation (`[layout]`) never decides anything.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from .format import FORMAT_VERSION, SnapshotFacts
+from .facts import SnapshotFacts
 
 IDS_IN_HEADLINE = 5
 
@@ -26,6 +27,12 @@ class Outcome(StrEnum):
     UNVERSIONED = "changed without a version bump"
     SETTINGS = "run settings changed"
     FORMAT = "snapshot format changed"
+    """An older format whose content was verified unchanged: rewritten by an update."""
+    PARTIAL = "partial run cannot record"
+    NONDETERMINISTIC = "nondeterministic"
+    BASE = "changed since the base without a version bump"
+    DELETED = "snapshot deleted since the base"
+    UNREADABLE = "snapshot file unreadable"
     EDITED = "snapshot text edited"
     """Content matches, but the file's text is not what this run lays out (a hand edit)."""
     NEW = "new"
@@ -90,27 +97,35 @@ def judge(
     new: SnapshotFacts,
     update: bool,
     allow_unversioned: bool = False,
+    partial: bool = False,
 ) -> Verdict:
-    """Compare the recorded snapshot with this run's, in compare or update mode."""
+    """Compare a recorded snapshot with this run's (in the recorded one's format), in compare
+    or update mode. `partial`: this run rendered only some docs (`--evaltasks-max-samples`);
+    those are checked against their recorded hashes, and nothing can be recorded."""
     label = new.label
     if old is None:
+        if partial:
+            return _partial_refusal(new, "a new snapshot")
         advice = (
             "recording it" if update else "review it below, then record it with --snapshot-update"
         )
         return Verdict(
             Outcome.NEW, f"{label}: new task, no snapshot recorded yet; {advice}", update, update
         )
-    if old.format_version != FORMAT_VERSION:
-        return _format_change(old, label, update)
     fields = differences(old.content(), new.content())
-    settings = differences(old.settings, new.settings)
-    docs = compare_docs(old, new)
+    same_format = old.format_version == new.format_version
+    settings = differences(old.settings, new.settings) if same_format else []
+    docs = compare_docs(old, new, partial)
     order = version_order(old.version, new.version)
+    if (fields or docs.all or order != 0) and partial and update:
+        return _partial_refusal(new, "a change")
     if order == 1:
         return _versioned(old, new, fields, settings, docs, update)
     if fields or docs.all or order != 0:
         return _refused(old, new, fields, settings, docs, order, update, allow_unversioned)
     if settings:
+        if partial and update:
+            return _partial_refusal(new, "new run settings")
         advice = (
             "recording them"
             if update
@@ -126,7 +141,18 @@ def judge(
             fields,
             settings,
         )
-    return Verdict(Outcome.UNCHANGED, f"{label}: unchanged", False, True, docs)
+    checked = f" ({docs.compared} of {old.num_docs} docs checked)" if partial else ""
+    return Verdict(Outcome.UNCHANGED, f"{label}: unchanged{checked}", False, True, docs)
+
+
+def _partial_refusal(new: SnapshotFacts, what: str) -> Verdict:
+    """A run over some docs cannot record: the docs it did not render were never verified."""
+    return Verdict(
+        Outcome.PARTIAL,
+        f"{new.label}: --evaltasks-max-samples rendered {new.num_docs} of {new.total_docs} docs, "
+        f"so it cannot record {what}: the other docs were not verified; run without "
+        f"--evaltasks-max-samples to record it",
+    )
 
 
 def _versioned(
@@ -202,31 +228,18 @@ def _refused(
     )
 
 
-def _format_change(old: SnapshotFacts, label: str, update: bool) -> Verdict:
-    """Our own file format moved on: never a prompt change."""
-    headline = (
-        f"{label or old.label}: snapshot written in format {old.format_version}, this "
-        f"pytest-evaltasks writes format {FORMAT_VERSION}"
-    )
-    if update:
-        return Verdict(Outcome.FORMAT, headline + "; rewriting it", True, True)
-    return Verdict(
-        Outcome.FORMAT,
-        headline + ". This is not a prompt change: run --snapshot-update to rewrite it.",
-    )
-
-
-def compare_docs(old: SnapshotFacts, new: SnapshotFacts) -> DocChanges:
-    """Which docs differ; with different `max_samples`, only the docs both sides rendered."""
-    if old.max_samples == new.max_samples and old.hash_text == new.hash_text:
+def compare_docs(old: SnapshotFacts, new: SnapshotFacts, partial: bool = False) -> DocChanges:
+    """Which docs differ; in a partial run, the docs it rendered against their recorded hashes
+    (one it rendered that the file lacks is a change: the task's docs are not those recorded)."""
+    if not partial and old.hash_text == new.hash_text:
         return DocChanges(compared=new.num_docs)  # the usual case: nothing to parse
     before, after = old.doc_hashes, new.doc_hashes
     changed = [
         label for label, digest in after.items() if label in before and before[label] != digest
     ]
-    if old.max_samples != new.max_samples:
-        return DocChanges(changed, compared=sum(1 for label in after if label in before))
     added = [label for label in after if label not in before]
+    if partial:
+        return DocChanges(changed, added, compared=len(after))
     removed = [label for label in before if label not in after]
     return DocChanges(changed, added, removed, compared=len(after))
 
@@ -249,7 +262,11 @@ def version_order(old: str, new: str) -> int | None:
 
 
 def _version_key(recorded: str) -> tuple[int, ...] | None:
-    """A recorded version as a tuple of numbers, or None when it is not numeric."""
+    """A recorded version as a tuple of numbers, or None when it is not numeric.
+
+    An int, a float (lm-eval's `1.0`) or a dotted string: `1`, `1.0` and `"1.0"` are the
+    same version, and `"1.10"` is greater than `"1.9"`.
+    """
     try:
         value = json.loads(recorded)
     except ValueError:
@@ -258,6 +275,8 @@ def _version_key(recorded: str) -> tuple[int, ...] | None:
         return None
     if isinstance(value, int):
         return (value,)
+    if isinstance(value, float) and math.isfinite(value) and value >= 0:
+        value = repr(value)
     if isinstance(value, str) and _DOTTED.fullmatch(value):
         key = tuple(int(part) for part in value.split("."))
         while len(key) > 1 and key[-1] == 0:

@@ -5,9 +5,7 @@ A module of its own, free of heavy imports: the plugin reads options on every py
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -27,17 +25,12 @@ class RunSettings:
 
         A chat template is recorded with a digest of its source, so an edited template file is
         reported as a settings change, never as an unversioned prompt change of the task.
+        `max_samples` is not recorded: a snapshot always holds every doc, and a run over fewer
+        checks those it rendered against their recorded hashes.
         """
-        template = _json(self.chat_template)
+        from .line_text import file_json
+
+        template = file_json(self.chat_template)
         if self.chat_template_digest is not None:
             template += f" (sha256:{self.chat_template_digest[:16]})"
-        return {
-            "system_prompt": _json(self.system_prompt),
-            "chat_template": template,
-            "max_samples": "all" if self.max_samples is None else str(self.max_samples),
-        }
-
-
-def _json(value: Any) -> str:
-    """Compact, unambiguous, non-ASCII kept readable."""
-    return json.dumps(value, ensure_ascii=False)
+        return {"system_prompt": file_json(self.system_prompt), "chat_template": template}

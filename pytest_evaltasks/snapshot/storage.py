@@ -1,7 +1,8 @@
-"""Snapshot files on disk: their names and tolerant reads.
+"""Snapshot files on disk: their names, tolerant reads, verified writes, and stale temp files.
 
-They are written with `files.write_atomic`, so an interrupted run leaves each snapshot either
-old or new, never half written.
+A write goes through `files.write_atomic` and is read back: an item that says it recorded a
+snapshot has one on disk, byte for byte. A run that was killed mid-write leaves a temp file
+named for its process; the next run removes it (`remove_stale_temp_files`).
 """
 
 from __future__ import annotations
@@ -11,10 +12,23 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .format import FIRST_LINE, SnapshotFacts, SnapshotFileError, parse_snapshot
+from ..files import TEMP_SUFFIX, remove_stale_temp_files
+from .facts import SnapshotFacts
+from .parse import FileProblem, SnapshotFileError, parse_snapshot, recorded_label
 
 SNAPSHOT_SUFFIX = "txt"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
+
+__all__ = [
+    "SNAPSHOT_SUFFIX",
+    "TEMP_SUFFIX",
+    "Recorded",
+    "label_of_file",
+    "read_recorded",
+    "recorded_labels",
+    "remove_stale_temp_files",
+    "snapshot_filename",
+]
 
 
 def snapshot_filename(key: str) -> str:
@@ -31,42 +45,56 @@ def snapshot_filename(key: str) -> str:
 
 @dataclass(frozen=True)
 class Recorded:
-    """A snapshot file as read: its text and the facts parsed from it."""
+    """A snapshot as read: its text and the facts parsed from it; `where` names it in messages
+    (a path, or `path at REF`)."""
 
+    where: str
     text: str
     facts: SnapshotFacts
 
 
-def read_recorded(path: Path) -> Recorded | None:
+def parse_recorded(where: str, text: str) -> Recorded:
+    """A snapshot's text read back, its problems raised as `SnapshotFileError` naming `where`."""
+    try:
+        return Recorded(where, text, parse_snapshot(text))
+    except SnapshotFileError as exc:
+        message = str(exc).replace("FILE", where)
+        raise SnapshotFileError(f"snapshot file {where} {message}", exc.kind) from None
+
+
+def read_recorded(path: Path, where: str | None = None) -> Recorded | None:
     """The recorded snapshot at `path`, or None when there is none.
 
     Raises `SnapshotFileError` naming the file when it exists but cannot be read back.
     """
-    text = read_snapshot_text(path)
-    if text is None:
-        return None
-    try:
-        return Recorded(text, parse_snapshot(text))
-    except SnapshotFileError as exc:
-        raise SnapshotFileError(f"snapshot file {path} {exc}") from None
+    where = where or str(path)
+    text = read_snapshot_text(path, where)
+    return None if text is None else parse_recorded(where, text)
 
 
-def read_snapshot_text(path: Path) -> str | None:
+def read_snapshot_text(path: Path, where: str | None = None) -> str | None:
     """The file's text; None when absent. Undecodable bytes are a `SnapshotFileError`."""
+    where = where or str(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return None
     except IsADirectoryError:
-        raise SnapshotFileError(f"snapshot file {path} is a directory; remove it") from None
+        raise SnapshotFileError(f"snapshot file {where} is a directory; remove it") from None
     except OSError as exc:
-        raise SnapshotFileError(f"snapshot file {path} cannot be read: {exc}") from None
+        raise SnapshotFileError(f"snapshot file {where} cannot be read: {exc}") from None
+    return decode(raw, where)
+
+
+def decode(raw: bytes, where: str) -> str:
+    """A file's bytes as text; not UTF-8 is a `SnapshotFileError` naming the file."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SnapshotFileError(
-            f"snapshot file {path} is not valid UTF-8 ({exc.reason} at byte {exc.start}): "
-            f"restore it from version control, or delete it and record it again"
+            f"snapshot file {where} is not valid UTF-8 ({exc.reason} at byte {exc.start}): "
+            f"restore it from version control (git checkout -- {where})",
+            FileProblem.UNREADABLE,
         ) from None
 
 
@@ -79,21 +107,16 @@ def recorded_labels(directory: Path) -> dict[Path, str | None]:
     if not directory.is_dir():
         return found
     for path in sorted(directory.glob(f"*.{SNAPSHOT_SUFFIX}")):
-        found[path] = recorded_label(path)
+        found[path] = label_of_file(path)
     return found
 
 
-def recorded_label(path: Path) -> str | None:
-    """The task label a snapshot file records (its `name:` line), read from the file's start;
-    None when the file is not a readable snapshot."""
+def label_of_file(path: Path) -> str | None:
+    """The task label a snapshot file records, read from its first bytes; None when it is not
+    a readable snapshot."""
     try:
         with path.open("rb") as stream:
             head = stream.read(4096).decode("utf-8", "replace")
     except OSError:
         return None
-    if not head.startswith(FIRST_LINE):
-        return None
-    for line in head.replace("\r\n", "\n").split("\n"):
-        if line.startswith("name: "):
-            return line[len("name: ") :].rstrip()
-    return None
+    return recorded_label(head)

@@ -17,7 +17,7 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
 from ..files import write_atomic
-from .format import SnapshotFileError, normalise
+from .parse import SnapshotFileError
 from .storage import SNAPSHOT_SUFFIX, read_snapshot_text
 
 if TYPE_CHECKING:
@@ -84,12 +84,12 @@ class EvalTaskSnapshotExtension(SingleFileSnapshotExtension):
     def read_snapshot_data_from_location(
         self, *, snapshot_location: str, snapshot_name: str, session_id: str
     ) -> str | None:
-        """The recorded text as compared (LF, no trailing spaces); the item has checked it."""
+        """The recorded text as it is: the item decided to write, and a file that differs from
+        the text in any byte (CRLF from a checkout, say) is written."""
         try:
-            text = read_snapshot_text(Path(snapshot_location))
+            return read_snapshot_text(Path(snapshot_location))
         except SnapshotFileError:
             return None
-        return None if text is None else normalise(text)
 
     @classmethod
     def write_snapshot_collection(
@@ -116,17 +116,22 @@ def _item_path_or_none(test_location: PyTestLocation) -> Path | None:
     return path if isinstance(path, Path) else None
 
 
-def assert_snapshot(item: pytest.Item, text: str, update: bool) -> bool:
-    """Compare (or, in update mode, write) `text` through syrupy, so its report counts it.
+def write_snapshot(item: pytest.Item, text: str) -> str | None:
+    """Write `text` as the item's snapshot through syrupy, so its report counts it; the cause
+    when the write failed (syrupy catches it and only counts a failure), else None.
 
     The assertion is built here, at the moment of use, the way syrupy's `snapshot` fixture
-    builds it; custom items have no fixtures. The item has already decided what to write: in
-    update mode a differing text is written at once.
+    builds it; custom items have no fixtures. The item has already decided to write.
     """
     assertion = SnapshotAssertion(
         session=item.config._syrupy,  # type: ignore[attr-defined]
         extension_class=EvalTaskSnapshotExtension,
         test_location=TaskLocation(item),
-        update_snapshots=update,
+        update_snapshots=True,
     )
-    return bool(assertion == text)
+    if assertion == text:
+        return None
+    for result in assertion.executions.values():
+        if result.exception is not None:
+            return str(result.exception) or type(result.exception).__name__
+    return "syrupy did not write it"

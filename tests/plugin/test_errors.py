@@ -91,8 +91,10 @@ def test_corrupted_snapshot_is_reported_and_never_overwritten(project: EvalProje
         result = project.run("--evaltasks", "mytask:sub", *mode)
         result.assert_outcomes(failed=1)
         failure = project.failures(result)
-        assert f"snapshot file {path} is not valid UTF-8" in failure
-        assert "restore it from version control, or delete it and record it again" in failure
+        where = path.relative_to(project.root).as_posix()
+        assert f"snapshot file {where} is not valid UTF-8" in failure
+        assert f"restore it from version control (git checkout -- {where})" in failure
+        assert "delete" not in failure
         assert "Traceback" not in result.stdout.str() and "UnicodeDecodeError" not in failure
         result.stdout.no_fnmatch_line("*INTERNALERROR*")
         assert path.read_bytes() == corrupted
@@ -113,8 +115,11 @@ def test_conflict_markers_are_reported_with_what_to_do(project: EvalProject) -> 
     for mode in ((), ("--snapshot-update",)):
         result = project.run("--evaltasks", "mytask:sub", *mode)
         result.assert_outcomes(failed=1)
-        assert "unresolved git conflict markers" in project.failures(result)
-        assert "resolve the conflict" in project.failures(result)
+        failure = project.failures(result)
+        assert "unresolved git conflict markers" in failure
+        assert "take either side of the conflict" in failure
+        assert "let the gate say what to bump" in failure
+        assert "delete" not in failure  # deleting and re-recording would launder the change
     assert path.read_text(encoding="utf-8") == merged
 
 

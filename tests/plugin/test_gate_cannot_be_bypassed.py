@@ -46,7 +46,10 @@ def test_a_setting_cannot_smuggle_an_unversioned_prompt_change(
     update = project.run("--evaltasks", SUB, "--snapshot-update", *bypass)
     update.assert_outcomes(failed=1)
     failure = project.failures(update)
-    assert "its version is still 0; the update is refused" in failure
+    if "--evaltasks-max-samples" in bypass:
+        assert "rendered 4 of 6 docs, so it cannot record a change" in failure
+    else:
+        assert "its version is still 0; the update is refused" in failure
     assert project.snapshot(SUB).read_bytes() == recorded
     compare = project.run("--evaltasks", SUB, *bypass)
     compare.assert_outcomes(failed=1)

@@ -69,7 +69,6 @@ def test_update_writes_plain_utf8_file_with_task_header(project: EvalProject) ->
     assert _section(text, "settings") == {
         "system_prompt": "null",
         "chat_template": "null",
-        "max_samples": "all",
     }
     assert _section(text, "layout") == {"docs_shown": "3"}
     # No chat rendering unless asked for.
@@ -225,7 +224,7 @@ def test_metric_params_give_distinct_items_and_files(project: EvalProject) -> No
     files = project.snapshots()
     assert len(files) == 3
     params = {_section(data.decode("utf-8"), "task")["metric_params"] for data in files.values()}
-    assert params == {'{"k": 5}', '{"k": 6}', "-"}
+    assert params == {'{"k":5}', '{"k":6}', "-"}
     assert project.snapshot("mytask:sub@k=5|0").name in files
 
 

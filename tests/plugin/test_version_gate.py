@@ -102,24 +102,36 @@ def test_settings_change_is_named_and_not_an_unversioned_prompt_change(
     assert project.snapshot(SUB).read_bytes() == recorded
 
 
-def test_format_change_is_never_a_prompt_change(project: EvalProject) -> None:
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        pytest.param("format 4", "written by a newer pytest-evaltasks (format 4", id="newer"),
+        pytest.param("format 99", "written by a newer pytest-evaltasks (format 99", id="unknown"),
+        pytest.param("format 1", "format 1, whose content this version cannot verify", id="old"),
+        pytest.param("format 2", "edited by hand: its [fingerprint] does not match", id="older"),
+        pytest.param("format x", "declares format 'x'", id="garbage"),
+    ],
+)
+def test_the_format_line_can_never_launder_a_change(
+    project: EvalProject, line: str, says: str
+) -> None:
+    """A relabelled format is refused, never rewritten: a rewrite would record whatever the
+    prompt function now builds, unversioned changes included."""
     project.run("--evaltasks", "mytask:sub", "--snapshot-update").assert_outcomes(passed=1)
     path = project.snapshot(SUB)
     recorded = path.read_text(encoding="utf-8")
     first, rest = recorded.split("\n", 1)
-    assert first == "# pytest-evaltasks snapshot, format 2"
-    path.write_text("# pytest-evaltasks snapshot, format 0\n" + rest, encoding="utf-8")
-
-    compare = project.run("--evaltasks", "mytask:sub")
-    compare.assert_outcomes(failed=1)
-    failure = project.failures(compare)
-    assert "format 0" in failure and "This is not a prompt change" in failure
-    assert "bump" not in failure and "docs changed" not in failure
-    compare.stdout.no_fnmatch_line("*need a version bump*")
-
-    rewrite = project.run("--evaltasks", "mytask:sub", "--snapshot-update")
-    rewrite.assert_outcomes(passed=1)
-    assert path.read_text(encoding="utf-8") == recorded
+    assert first == "# pytest-evaltasks snapshot, format 3"
+    relabelled = f"# pytest-evaltasks snapshot, {line}\n" + rest
+    path.write_text(relabelled, encoding="utf-8")
+    project.write_tasks(edited=(4,))  # an unversioned prompt change rides along
+    for mode in ((), ("--snapshot-update",)):
+        result = project.run("--evaltasks", "mytask:sub", *mode)
+        result.assert_outcomes(failed=1)
+        failure = project.failures(result)
+        assert says in failure
+        assert "snapshot format changed" not in result.stdout.str()
+        assert path.read_text(encoding="utf-8") == relabelled
 
 
 def test_header_content_change_under_same_version_is_refused(project: EvalProject) -> None:

@@ -1,0 +1,356 @@
+"""Building a task item's snapshot: in this process, or in a fresh one under a chosen
+PYTHONHASHSEED.
+
+A change that only one process sees is not a change. Before the gate blames the version, or
+records new content, the check (`snapshot.check`) asks for the same task built in a fresh
+interpreter: `python -m pytest_evaltasks.plugin.builds` reads a job on stdin, imports only the
+task's own module, builds every planned task of that module, and writes their facts, texts and
+lint findings as JSON. The results are kept per module, so a one-word edit of a module of 57
+tasks costs one fresh process, not 57.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..snapshot.check import FreshBuildError
+from ..snapshot.facts import SnapshotFacts, build_snapshot
+from ..snapshot.line_text import escape_line
+from ..snapshot.settings import RunSettings
+
+if TYPE_CHECKING:
+    from ..engine.chat_template import ChatTemplate
+    from ..engine.registry import Registry
+    from ..engine.task_string import TaskRequest
+    from ..snapshot.facts import BuiltSnapshot
+
+TIMEOUT = 600.0
+"""Seconds a fresh process may take to build one task."""
+
+
+def build_here(
+    registry: Registry,
+    request: TaskRequest,
+    run: RunSettings,
+    template: ChatTemplate | None,
+    root: Path | None,
+    hash_seed: int | None = None,
+) -> BuiltSnapshot:
+    """One task built and fingerprinted in this process: what every item and fresh process
+    does, so both build alike."""
+    from ..engine.collection import checkpoint
+
+    task = registry.make_task(request)
+    result = task.build(run.max_samples)
+    checkpoint(len(result.docs))
+    return build_snapshot(task, result, run, template, root, hash_seed)
+
+
+def current_hash_seed() -> int | None:
+    """This process's PYTHONHASHSEED; None when hashes are randomised."""
+    value = os.environ.get("PYTHONHASHSEED", "random")
+    return int(value) if value.isdigit() else None
+
+
+def other_seed() -> int:
+    """A hash seed that differs from this process's: 0, or 1 when this process runs under 0."""
+    return 1 if current_hash_seed() == 0 else 0
+
+
+@dataclass(frozen=True)
+class FreshBuild:
+    """A task built in a fresh process: its facts and its text, as that process laid it out."""
+
+    facts: SnapshotFacts
+    legacy: SnapshotFacts
+    """The same build's facts in format 2 (to verify a format-2 file)."""
+    size: int
+    partial: bool
+    docs_shown: int
+    whole_text: str
+    shown: str
+    blocks: dict[str, str]
+    lint: list[str]
+
+    def facts_in(self, format_version: int) -> SnapshotFacts:
+        """The facts in the format a record was written in."""
+        return self.facts if format_version == self.facts.format_version else self.legacy
+
+    def text(self, docs_shown: int) -> str:
+        """The whole file, as laid out for the docs shown that were asked for."""
+        return self.whole_text
+
+    def shown_text(self, docs_shown: int) -> str:
+        """The docs shown in full."""
+        return self.shown
+
+    def block_of(self, label: str) -> str | None:
+        """One doc in full, when it is among those shown."""
+        return self.blocks.get(label)
+
+
+@dataclass(frozen=True)
+class BuildJob:
+    """What a fresh process needs to build tasks exactly as this one does."""
+
+    task_dirs: list[str]
+    custom_tasks: list[str]
+    data_dir: str
+    root: str
+    module: str
+    run: dict[str, Any]
+    template: str | None
+    lint: bool
+    sys_path: list[str]
+
+    def to_json(self) -> str:
+        return json.dumps(self.__dict__)
+
+
+@dataclass
+class FreshBuilds:
+    """Fresh-process builds of a run: one child process per (module, seed, attempt), started on
+    first use and kept for the module's other tasks, each built when it is asked for.
+
+    An item that asks twice for the same seed gets a second, new process: that is how a build
+    is shown to be stable under a fixed seed.
+    """
+
+    task_dirs: list[Path]
+    custom_tasks: list[Path]
+    data_dir: Path
+    root: Path
+    run: RunSettings
+    template: str | None
+    lint: bool
+    _children: dict[tuple[str, int, int], _Child] = field(default_factory=dict)
+    _asked: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    def build(self, module: Path, label: str, hash_seed: int, docs_shown: int) -> FreshBuild:
+        """`label` built in a fresh process under `hash_seed` (a new process on every call
+        for the same label and seed)."""
+        attempt = self._asked.get((label, hash_seed), 0)
+        self._asked[(label, hash_seed)] = attempt + 1
+        key = (str(module), hash_seed, attempt)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = _Child.start(self._job(module), hash_seed)
+        found = child.ask(label, docs_shown)
+        if "error" in found:
+            raise FreshBuildError(
+                f"a fresh process (PYTHONHASHSEED={hash_seed}) could not build it: "
+                f"{found['error']}"
+            )
+        return _from_json(found, docs_shown)
+
+    def _job(self, module: Path) -> BuildJob:
+        return BuildJob(
+            task_dirs=[str(path) for path in self.task_dirs],
+            custom_tasks=[str(path) for path in self.custom_tasks],
+            data_dir=str(self.data_dir),
+            root=str(self.root),
+            module=str(module),
+            run=_run_json(self.run),
+            template=self.template,
+            lint=self.lint,
+            sys_path=[entry for entry in sys.path if isinstance(entry, str)],
+        )
+
+    def close(self) -> None:
+        """End every child process."""
+        for child in self._children.values():
+            child.close()
+        self._children.clear()
+
+
+@dataclass
+class _Child:
+    """One fresh interpreter that imported one task module and builds its tasks on request."""
+
+    process: subprocess.Popen[str]
+    module: str
+    hash_seed: int
+
+    @classmethod
+    def start(cls, job: BuildJob, hash_seed: int) -> _Child:
+        env = {**os.environ, "PYTHONHASHSEED": str(hash_seed)}
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "pytest_evaltasks.plugin.builds"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
+        except OSError as exc:
+            raise FreshBuildError(f"could not start a fresh process: {exc}") from exc
+        assert process.stdin is not None
+        process.stdin.write(job.to_json() + "\n")
+        process.stdin.flush()
+        return cls(process, job.module, hash_seed)
+
+    def ask(self, label: str, docs_shown: int) -> dict[str, Any]:
+        """Build one task; its result as the child wrote it."""
+        process = self.process
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(json.dumps({"label": label, "docs_shown": docs_shown}) + "\n")
+            process.stdin.flush()
+            line = _read_line(process, TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            self.close()
+            raise FreshBuildError(
+                f"a fresh process building {self.module} did not answer: {exc}"
+            ) from exc
+        if not line:
+            self.close()
+            error = (process.stderr.read() if process.stderr else "").strip().split("\n")[-3:]
+            raise FreshBuildError(
+                f"a fresh process building {self.module} ended (exit {process.returncode}): "
+                + " | ".join(error)
+            )
+        result: dict[str, Any] = json.loads(line)
+        return result
+
+    def close(self) -> None:
+        """End the process."""
+        with contextlib.suppress(OSError):
+            if self.process.stdin is not None:
+                self.process.stdin.close()
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def _read_line(process: subprocess.Popen[str], timeout: float) -> str:
+    """One line of the child's output, waiting at most `timeout` seconds."""
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout):
+            raise TimeoutError(f"no answer within {timeout:.0f} s")
+    return process.stdout.readline()
+
+
+def _run_json(run: RunSettings) -> dict[str, Any]:
+    return {
+        "system_prompt": run.system_prompt,
+        "chat_template": run.chat_template,
+        "chat_template_digest": run.chat_template_digest,
+        "max_samples": run.max_samples,
+        "docs_shown": run.docs_shown,
+    }
+
+
+def _facts_json(facts: SnapshotFacts) -> dict[str, Any]:
+    return {
+        "format_version": facts.format_version,
+        "task": facts.task,
+        "settings": facts.settings,
+        "hashes": facts.hash_text,
+    }
+
+
+def _facts_from(data: dict[str, Any]) -> SnapshotFacts:
+    return SnapshotFacts(data["format_version"], data["task"], data["settings"], {}, data["hashes"])
+
+
+def _from_json(data: dict[str, Any], docs_shown: int) -> FreshBuild:
+    facts = _facts_from(data["facts"])
+    return FreshBuild(
+        facts=facts,
+        legacy=_facts_from(data["legacy"]),
+        size=data["size"],
+        partial=data["partial"],
+        docs_shown=docs_shown,
+        whole_text=data["text"],
+        shown=data["shown"],
+        blocks=data["blocks"],
+        lint=data["lint"],
+    )
+
+
+class _ChildBuilder:
+    """The child's side: the registry of one module, and its tasks built on request."""
+
+    def __init__(self, job: BuildJob) -> None:
+        sys.path[:] = job.sys_path
+        from ..engine.registry import Registry
+
+        self.job = job
+        self.registry = Registry(
+            [Path(path) for path in job.task_dirs],
+            [Path(path) for path in job.custom_tasks],
+            Path(job.data_dir),
+            only=[job.module],
+        )
+        self.template = _template(job.template)
+        self.run = RunSettings(**job.run)
+        self.root = Path(job.root)
+
+    def build(self, label: str, docs_shown: int) -> dict[str, Any]:
+        """One task's facts, text and lint findings, or the error that stopped it."""
+        from ..engine.task_string import parse_label
+        from ..errors import EvalTaskError
+        from ..lint.rules import lint_lines
+
+        try:
+            request = parse_label(label)
+            built = build_here(
+                self.registry, request, self.run, self.template, self.root, current_hash_seed()
+            )
+            shown = min(docs_shown, built.size)
+            module = self.registry.module_of(request.name)
+            return {
+                "facts": _facts_json(built.facts),
+                "legacy": _facts_json(built.facts_in(2)),
+                "size": built.size,
+                "partial": built.partial,
+                "text": built.text(docs_shown),
+                "shown": built.shown_text(docs_shown),
+                "blocks": {
+                    escape_line(doc_label): built.doc_block(position)
+                    for position, (doc_label, _) in enumerate(built.result.docs[:shown])
+                },
+                "lint": lint_lines(built.result, module, request.name, True)
+                if self.job.lint
+                else [],
+            }
+        except (EvalTaskError, KeyError, TypeError, ValueError) as exc:
+            return {"error": f"{type(exc).__name__}: {exc}".split("\n")[0]}
+
+
+def _template(name: str | None) -> ChatTemplate | None:
+    if name is None:
+        return None
+    from ..engine.chat_template import load_chat_template
+
+    return load_chat_template(name)
+
+
+def main() -> None:
+    """The fresh process: a job on the first line of stdin, then one request per line, each
+    answered by one line of JSON on stdout (anything a task module prints goes to stderr)."""
+    out = sys.stdout
+    sys.stdout = sys.stderr
+    builder = _ChildBuilder(BuildJob(**json.loads(sys.stdin.readline())))
+    for line in sys.stdin:
+        request = json.loads(line)
+        out.write(json.dumps(builder.build(request["label"], request["docs_shown"])) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()

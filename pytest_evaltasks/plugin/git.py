@@ -1,0 +1,115 @@
+"""git, as the plugin uses it: the repository's top, a revision's commit, files at a revision.
+
+Paths are read with `-z` (never quoted, whatever their characters). A revision that is not in
+the clone is an error that says how to fetch it: CI checkouts are shallow by default.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import EvalTaskError
+
+
+class GitError(EvalTaskError):
+    """git is missing, the folder is not a checkout, or the revision is unknown."""
+
+
+def run_git(cwd: Path, *args: str, data: bytes | None = None) -> bytes:
+    """Run git in `cwd`; its failure is a `GitError` with git's own message."""
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, input=data, capture_output=True, check=False, timeout=120
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise GitError(f"git {' '.join(args)} did not finish in 120 s") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip()
+        if "not a git repository" in message:
+            raise GitError(f"{cwd} is not inside a git repository")
+        raise GitError(message or f"git {' '.join(args)} failed")
+    return done.stdout
+
+
+def toplevel(path: Path) -> Path:
+    """The top folder of the git checkout holding `path`."""
+    start = path if path.is_dir() else path.parent
+    while not start.exists() and start != start.parent:
+        start = start.parent
+    return Path(run_git(start, "rev-parse", "--show-toplevel").decode().strip())
+
+
+def commit_of(top: Path, ref: str) -> str:
+    """The commit `ref` names; an unknown one, or one a shallow clone lacks, says how to fetch."""
+    try:
+        found = run_git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        return found.decode().strip()
+    except GitError:
+        pass
+    shallow = run_git(top, "rev-parse", "--is-shallow-repository").decode().strip() == "true"
+    why = "this clone is shallow, so it lacks that history" if shallow else "it is unknown here"
+    raise GitError(
+        f"{ref!r} is not a revision of the repository at {top} ({why}): fetch it, e.g. with "
+        f"`fetch-depth: 0` in actions/checkout, or `git fetch origin <branch>`, then name a "
+        f"branch, tag or commit (origin/main, HEAD~1)"
+    )
+
+
+@dataclass(frozen=True)
+class FilesAt:
+    """The files of one folder at one commit."""
+
+    ref: str
+    commit: str
+    folder: str
+    """The folder relative to the repository's top, POSIX."""
+    files: dict[str, bytes]
+    """File name -> content."""
+
+    def where(self, name: str) -> str:
+        """How a message names a file: `tasks/__snapshots__/x.txt at origin/main`."""
+        return f"{self.folder}/{name} at {self.ref}" if self.folder else f"{name} at {self.ref}"
+
+
+def files_at(top: Path, ref: str, folder: Path) -> FilesAt:
+    """Every file directly in `folder` at revision `ref`, read in one batch."""
+    commit = commit_of(top, ref)
+    try:
+        relative = folder.resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:
+        raise GitError(f"{folder} is not inside the git repository at {top}") from None
+    prefix = "" if relative == "." else relative
+    try:
+        listing = run_git(top, "ls-tree", "-z", f"{commit}:{prefix}" if prefix else commit)
+    except GitError:
+        listing = b""  # the folder did not exist at that revision: no file is recorded there
+    objects: list[tuple[str, str]] = []
+    for entry in listing.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, name = entry.partition(b"\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == b"blob":
+            objects.append((name.decode("utf-8", "surrogateescape"), parts[2].decode()))
+    contents = _read_blobs(top, [oid for _, oid in objects])
+    names = [name for name, _ in objects]
+    return FilesAt(ref, commit, prefix, dict(zip(names, contents, strict=True)))
+
+
+def _read_blobs(top: Path, oids: list[str]) -> list[bytes]:
+    """The contents of many blobs from one `git cat-file --batch`."""
+    if not oids:
+        return []
+    out = run_git(top, "cat-file", "--batch", data="".join(f"{oid}\n" for oid in oids).encode())
+    contents: list[bytes] = []
+    at = 0
+    for _ in oids:
+        end = out.index(b"\n", at)
+        size = int(out[at:end].split()[2])
+        contents.append(out[end + 1 : end + 1 + size])
+        at = end + 1 + size + 1
+    return contents

@@ -1,0 +1,393 @@
+"""What a snapshot records about one task run: the facts the gate compares.
+
+Pure functions, no pytest. `build_snapshot` fingerprints a task's finished docs and returns the
+facts; the file's text is laid out by `layout` only when it is needed (to write it, or to show a
+diff), and read back by `parse`.
+
+    [task]           the task's coordinates, settings and scoring: a change here is content
+    [settings]       run options that shape the rendered prompts (system prompt, template)
+    [layout]         presentation only (docs shown in full): never a reason to pass or fail
+    [fingerprint]    one hash over the three sections above that are compared
+    [doc hashes]     one hash per doc, sorted by label, so a change names its docs
+
+Every value is machine-independent: paths inside the root directory are recorded relative to
+it, callables and objects by their canonical identity (`identity`), never by a memory address,
+an absolute path or the private name a task module is imported under.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from enum import Enum
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from ..engine.metrics import MetricRef, metric_category, metric_name
+from .fingerprint import DocHasher
+from .identity import identity, identity_digest, identity_text, relative_path_text
+from .line_text import escape_line, file_json
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..engine.chat_template import ChatTemplate
+    from ..engine.task import Task, TaskResult
+    from .settings import RunSettings
+
+FORMAT_VERSION = 3
+"""Bump when anything that goes into the file or a hash changes; never a prompt change."""
+
+READABLE_FORMATS = (2, 3)
+"""Formats whose content this version can verify (format 2 through `format_v2`)."""
+
+DEFAULT_DOCS_SHOWN = 3
+
+HASH_SEED_KEY = "hash_seed"
+"""`[task]` key of a task built under a fixed PYTHONHASHSEED in a fresh process."""
+
+IDENTITY_KEYS = frozenset({"name", "version", HASH_SEED_KEY})
+"""`[task]` keys that are not content: the task's name, the version the gate reads, and how
+the task is built (not what it holds)."""
+
+OPTIONAL_CONFIG_FIELDS = (
+    "solver",
+    "scorer",
+    "sample_fields",
+    "sample_to_fewshot",
+    "filter",
+)
+"""Config fields recorded when set: they change what lighteval sends or how it scores."""
+
+
+@dataclass(frozen=True)
+class SnapshotFacts:
+    """What the gate and the summary compare, without the text.
+
+    `hashes` is the doc hashes by label, or the text of a file's `[doc hashes]` section: a
+    recorded file's hashes are parsed only when they differ from this run's (see `hash_text`).
+    Values are the texts as written in the file (escaped where a character could not stand).
+    """
+
+    format_version: int
+    task: dict[str, str]
+    settings: dict[str, str]
+    layout: dict[str, str]
+    hashes: dict[str, str] | str
+
+    @cached_property
+    def doc_hashes(self) -> dict[str, str]:
+        """Doc hash by doc label, in file order."""
+        if isinstance(self.hashes, dict):
+            return self.hashes
+        parsed: dict[str, str] = {}
+        for line in self.hashes.split("\n"):
+            if line:
+                label, _, digest = line.rpartition(" ")
+                parsed[label] = digest
+        return parsed
+
+    @cached_property
+    def hash_text(self) -> str:
+        """The `[doc hashes]` lines, one `label digest` each: equal texts, equal hashes."""
+        if isinstance(self.hashes, str):
+            return self.hashes
+        return "".join(f"{label} {digest}\n" for label, digest in self.hashes.items())
+
+    @property
+    def num_docs(self) -> int:
+        """Docs hashed."""
+        if isinstance(self.hashes, dict):
+            return len(self.hashes)
+        return self.hashes.count("\n")
+
+    @property
+    def label(self) -> str:
+        """The task string of the snapshot's item, e.g. `mmlu:anatomy|5`."""
+        return self.task.get("name", "")
+
+    @property
+    def version(self) -> str:
+        """The task version as recorded (JSON: `0`, or `"1.2"`)."""
+        return self.task.get("version", "")
+
+    @property
+    def docs_shown(self) -> int:
+        """Docs laid out in full in the file."""
+        value = self.layout.get("docs_shown", "")
+        return int(value) if value.isdigit() else DEFAULT_DOCS_SHOWN
+
+    @property
+    def total_docs(self) -> int | None:
+        """The task's evaluation docs (`docs:`), all of them whatever a run rendered."""
+        value = self.task.get("docs", "")
+        return int(value) if value.isdigit() else None
+
+    @property
+    def hash_seed(self) -> int | None:
+        """The PYTHONHASHSEED the task is built under, in a fresh process; None: in-process."""
+        value = self.task.get(HASH_SEED_KEY, "")
+        return int(value) if value.isdigit() else None
+
+    def content(self) -> dict[str, str]:
+        """The `[task]` fields whose change is a content change."""
+        return {key: value for key, value in self.task.items() if key not in IDENTITY_KEYS}
+
+    def fingerprint(self) -> str:
+        """The `[fingerprint]` of these facts, as their format computes it."""
+        if self.format_version == 2:
+            from .format_v2 import fingerprint
+
+            return fingerprint(self.hash_text)
+        return content_fingerprint(self)
+
+
+def content_fingerprint(facts: SnapshotFacts) -> str:
+    """One hash over every compared line: `[task]`, `[settings]` and the doc hashes, so a hand
+    edit anywhere in them is seen when the file is read."""
+    lines = [f"format {facts.format_version}", "[task]"]
+    lines += [f"{key}: {value}" for key, value in facts.task.items()]
+    lines.append("[settings]")
+    lines += [f"{key}: {value}" for key, value in facts.settings.items()]
+    lines.append("[doc hashes]")
+    text = "\n".join(lines) + "\n" + facts.hash_text
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class BuiltSnapshot:
+    """One task run, fingerprinted; its text is laid out on demand."""
+
+    def __init__(
+        self,
+        task: Task,
+        result: TaskResult,
+        settings: RunSettings,
+        template: ChatTemplate | None,
+        root: Path | None,
+        hash_seed: int | None = None,
+    ) -> None:
+        self.task = task
+        self.result = result
+        self.settings = settings
+        self.template = template
+        self.root = root
+        hasher = DocHasher()
+        hashes = {escape_line(label): hasher.digest(doc) for label, doc in result.docs}
+        header = task_fields(task, result, root)
+        if hash_seed is not None:
+            header = _with_hash_seed(header, hash_seed)
+        self.facts = SnapshotFacts(
+            format_version=FORMAT_VERSION,
+            task=header,
+            settings=settings.recorded(),
+            layout={},
+            hashes=dict(sorted(hashes.items(), key=lambda item: label_key(item[0]))),
+        )
+
+    @property
+    def size(self) -> int:
+        """Docs rendered."""
+        return len(self.result.docs)
+
+    @property
+    def partial(self) -> bool:
+        """Fewer docs rendered than the task has (`--evaltasks-max-samples`)."""
+        return self.size < self.result.num_eval_docs
+
+    def facts_in(self, format_version: int) -> SnapshotFacts:
+        """These facts as an older format records them (to verify a file in that format)."""
+        if format_version == FORMAT_VERSION:
+            return self.facts
+        from . import format_v2
+
+        hashes = {escape_line(k): v for k, v in format_v2.hash_lines(self.result.docs).items()}
+        return SnapshotFacts(
+            format_version=format_v2.FORMAT,
+            task=format_v2.task_header(self.task, self.result),
+            settings=format_v2.settings(self.settings),
+            layout={},
+            hashes=dict(sorted(hashes.items(), key=lambda item: label_key(item[0]))),
+        )
+
+    def text(self, docs_shown: int) -> str:
+        """The whole file, with the first `docs_shown` docs in full."""
+        from .layout import layout
+
+        return layout(self.facts, docs_shown, self._blocks(docs_shown))
+
+    def shown_text(self, docs_shown: int) -> str:
+        """The part of the file after the doc hashes: the docs shown in full."""
+        return "".join(f"\n{block}\n" for block in self._blocks(docs_shown))
+
+    def _blocks(self, docs_shown: int) -> list[str]:
+        return [self.doc_block(position) for position in range(min(docs_shown, self.size))]
+
+    def position_of(self, label: str) -> int | None:
+        """A doc's position in evaluation order, by its label as recorded."""
+        for position, (candidate, _) in enumerate(self.result.docs):
+            if escape_line(candidate) == label:
+                return position
+        return None
+
+    def doc_block(self, position: int) -> str:
+        """One doc in full: ids, the prompt exactly as sent, choices and golds."""
+        from .layout import doc_block
+
+        label, doc = self.result.docs[position]
+        return doc_block(position, self.size, label, doc, self.settings, self.template)
+
+    def block_of(self, label: str) -> str | None:
+        """One doc in full by label; None when this run did not render it."""
+        position = self.position_of(label)
+        return self.doc_block(position) if position is not None else None
+
+
+def build_snapshot(
+    task: Task,
+    result: TaskResult,
+    settings: RunSettings,
+    template: ChatTemplate | None = None,
+    root: Path | None = None,
+    hash_seed: int | None = None,
+) -> BuiltSnapshot:
+    """Fingerprint every doc of a finished task run."""
+    return BuiltSnapshot(task, result, settings, template, root, hash_seed)
+
+
+def _with_hash_seed(header: dict[str, str], hash_seed: int) -> dict[str, str]:
+    """The header with the hash seed recorded before the doc counts."""
+    items = list(header.items())
+    at = next((i for i, (key, _) in enumerate(items) if key == "docs"), len(items))
+    items.insert(at, (HASH_SEED_KEY, str(hash_seed)))
+    return dict(items)
+
+
+def task_fields(task: Task, result: TaskResult, root: Path | None) -> dict[str, str]:
+    """The `[task]` section: the task's own fields, independent of run settings and of the
+    machine, and the same whatever number of docs a run renders."""
+    config = task.config
+    repo = relative_path_text(config.hf_repo, root)
+    header: dict[str, str] = {
+        "name": escape_line(result.request.label),
+        "version": file_json(config.version),
+        "dataset": escape_line(
+            f"{repo} / {config.hf_subset or 'default'} @ {config.hf_revision or 'default revision'}"
+        ),
+        "data_files": file_json(_relative_files(config.hf_data_files, root)),
+        "evaluation_splits": escape_line(", ".join(config.evaluation_splits)),
+        "few_shots_split": escape_line(task.fewshot_split or ", ".join(config.evaluation_splits)),
+    }
+    if result.pool_from_eval:
+        header["few_shots_warning"] = (
+            "WARNING: no few-shot split, so examples come from the evaluation split itself"
+            + (" (unused at 0 shots)" if result.pool_size is None else "")
+        )
+    header.update(
+        {
+            "few_shots_select": config.few_shots_select or "balanced",
+            "num_fewshots": str(result.request.num_fewshots),
+            "generation_size": file_json(config.generation_size),
+            "stop_sequences": file_json(list(config.stop_sequence or [])),
+            "num_samples": file_json(config.num_samples),
+            "metrics": ", ".join(metric_identity(metric, root) for metric in config.metrics) or "-",
+            "metric_params": identity_text(dict(result.request.metric_params), root, "params")
+            if result.request.metric_params
+            else "-",
+        }
+    )
+    if config.truncate_fewshots:
+        header["truncate_fewshots"] = "true"
+    for name in OPTIONAL_CONFIG_FIELDS:
+        value = getattr(config, name)
+        if value is not None:
+            header[name] = value_summary(value, root, name)
+    for name, value in sorted(config.extra_fields.items()):
+        header[f"config.{escape_line(name)}"] = value_summary(value, root, name)
+    header["docs"] = str(result.num_eval_docs)
+    header["fewshot_pool"] = (
+        "not loaded (0-shot)" if result.pool_size is None else f"{result.pool_size} docs"
+    )
+    return header
+
+
+def _relative_files(value: Any, root: Path | None) -> Any:
+    """`hf_data_files` with paths inside the root relative to it (they are often built from
+    `__file__`, which differs from clone to clone)."""
+    if isinstance(value, str):
+        return relative_path_text(value, root)
+    if isinstance(value, (list, tuple)):
+        return [_relative_files(item, root) for item in value]
+    if isinstance(value, dict):
+        return {key: _relative_files(item, root) for key, item in value.items()}
+    return value
+
+
+SUMMARY_LIMIT = 160
+"""Characters of a value's canonical text recorded in full; longer ones by digest."""
+
+
+def value_summary(value: Any, root: Path | None, path: str) -> str:
+    """A config value as recorded: its canonical text when short, else what it is and a digest
+    of its identity (a change anywhere in it changes the digest)."""
+    text = identity_text(value, root, path)
+    if len(text) <= SUMMARY_LIMIT and _is_plain(value):
+        return escape_line(text)
+    described = identity(value, root, path)
+    kind = _kind(described)
+    return escape_line(f"{kind} #{identity_digest(value, root, path)}")
+
+
+def _is_plain(value: Any) -> bool:
+    """Data that reads as itself: no callables or objects inside."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_is_plain(item) for item in value)
+    if isinstance(value, dict):
+        return all(type(key) is str and _is_plain(item) for key, item in value.items())
+    return False
+
+
+def _kind(described: Any) -> str:
+    """A short name for an identity: the callable's or class's location, else its type."""
+    if isinstance(described, dict):
+        for key in ("function", "class", "partial", "method", "builtin", "enum", "module"):
+            inner = described.get(key)
+            if isinstance(inner, str):
+                return inner
+            if isinstance(inner, dict):
+                return _kind(inner)
+    return type(described).__name__
+
+
+def metric_identity(metric: Any, root: Path | None = None) -> str:
+    """What the snapshot records for one metric, so that swapping it is a content change.
+
+    Our `MetricRef` (or a member holding one) is named by member and parameters. Any other
+    object is named by type, display name and category, plus a digest of its whole canonical
+    identity (scoring functions, their code when it is the project's, their settings, private
+    attributes and slots included).
+    """
+    if isinstance(metric, Enum) and isinstance(metric.value, MetricRef):
+        metric = metric.value
+    if isinstance(metric, MetricRef):
+        params = ", ".join(
+            f"{key}={value_summary(value, root, f'metric {metric.name} {key}')}"
+            for key, value in sorted(metric.params, key=lambda item: item[0])
+        )
+        names = metric.metric_name
+        joined = ",".join(names) if isinstance(names, tuple) else str(names)
+        suffix = f"; {metric.category.value}" if metric.category is not None else ""
+        return escape_line(f"{metric.name}{f'({params})' if params else ''} [{joined}{suffix}]")
+    if isinstance(metric, str):
+        return escape_line(metric)
+    category = metric_category(metric)
+    label = f"{metric_name(metric)}{f'; {category}' if category else ''}"
+    digest = identity_digest(metric, root, f"metric {metric_name(metric)}")
+    return escape_line(f"{type(metric).__name__} [{label}] #{digest}")
+
+
+def label_key(label: str) -> tuple[str, int, str]:
+    """Sort `12` before `100`, and `split/3` labels by split then number."""
+    split, _, ident = label.rpartition("/")
+    return (split, int(ident), "") if ident.isdigit() else (split, -1, ident)
