@@ -38,6 +38,10 @@ class FewShotError(EvalTaskError, ValueError):
     """The few-shot pool cannot satisfy the requested selection."""
 
 
+class UnrecordableValueError(EvalTaskError, TypeError):
+    """A doc field or a config value has no canonical encoding, so no snapshot can hold it."""
+
+
 class ChatTemplateError(EvalTaskError):
     """A chat template could not be loaded or rendered."""
 

@@ -44,11 +44,20 @@ class MetricRef:
         return replace(self, metric_name=names, params=params)
 
 
+_PRIVATE_PACKAGE = re.compile(r"_evaltasks_[0-9a-f]+\.")
+
+
 def _param_text(value: Any) -> str:
-    """Name callables by qualified name: a repr with a memory address would change every run."""
+    """A parameter in a metric's display name: callables by qualified name, plain values as
+    themselves, any other object by its type. Never a memory address or a private module name:
+    the name is recorded, and must be the same in every clone and run (the parameter's value
+    itself is recorded by its canonical identity)."""
     if callable(value):
         return str(getattr(value, "__qualname__", getattr(value, "__name__", type(value).__name__)))
-    return str(value)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return str(value)
+    text = _PRIVATE_PACKAGE.sub("", _ADDRESS.sub("", str(value)))
+    return text if len(text) <= 80 else f"<{type(value).__qualname__}>"
 
 
 _G, _L, _P = SamplingMethod.GENERATIVE, SamplingMethod.LOGPROBS, SamplingMethod.PERPLEXITY

@@ -202,13 +202,25 @@ def _with_base_labels(
     plan: RunPlan, registry: Registry, options: Options, base: FilesAt
 ) -> RunPlan:
     """Under `all`, a task still registered whose snapshot exists at the base but not in the
-    working copy is checked too: deleting a snapshot must not quietly stop its check."""
+    working copy is checked at that shot count (deleting a snapshot must not quietly stop its
+    check), instead of at the 0 shots `all` checks a task without snapshots at."""
     from .plan import base_requests
+    from ..snapshot.storage import snapshot_filename
 
     if not any(spec.strip() == "all" for spec in options.specs):
         return plan
     extra = base_requests(registry, base.files, options.snapshot_dir, plan.requests)
-    return replace(plan, requests=[*plan.requests, *extra]) if extra else plan
+    if not extra:
+        return plan
+    restored = {request.name for request in extra}
+
+    def fallback(request: TaskRequest) -> bool:
+        name = snapshot_filename(request.label)
+        recorded = (options.snapshot_dir / name).exists() or name in base.files
+        return request.name in restored and not recorded
+
+    kept = [request for request in plan.requests if not fallback(request)]
+    return replace(plan, requests=[*kept, *extra])
 
 
 def _fresh_builds(options: Options, root: Path) -> FreshBuilds:

@@ -32,7 +32,8 @@ class UnencodableValue(TypeError):
             f"holds a {type(value).__module__}.{type(value).__qualname__}, which has no "
             f"canonical encoding (use str, int, float, bool, None, lists and dicts)"
         )
-        super().__init__(f"field {path!r} {detail}")
+        shown = path if len(path) <= 80 else f"{path[:60]}...{path[-12:]}"
+        super().__init__(f"field {shown!r} {detail}")
         self.path = path
 
 

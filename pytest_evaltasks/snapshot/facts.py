@@ -24,8 +24,16 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..engine.metrics import MetricRef, metric_category, metric_name
+from ..errors import UnrecordableValueError
+from .canonical import UnencodableValue
 from .fingerprint import DocHasher
-from .identity import identity, identity_digest, identity_text, relative_path_text
+from .identity import (
+    UnidentifiableValue,
+    identity,
+    identity_digest,
+    identity_text,
+    relative_path_text,
+)
 from .line_text import escape_line, file_json
 
 if TYPE_CHECKING:
@@ -172,8 +180,18 @@ class BuiltSnapshot:
         self.template = template
         self.root = root
         hasher = DocHasher()
-        hashes = {escape_line(label): hasher.digest(doc) for label, doc in result.docs}
-        header = task_fields(task, result, root)
+        label = ""
+        try:
+            hashes = {}
+            for label, doc in result.docs:
+                hashes[escape_line(label)] = hasher.digest(doc)
+            label = ""
+            header = task_fields(task, result, root)
+        except (UnencodableValue, UnidentifiableValue) as exc:
+            where = f"doc {label}" if label else "config"
+            raise UnrecordableValueError(
+                f"task {result.request.label!r}: {where}: {exc}"
+            ) from None
         if hash_seed is not None:
             header = _with_hash_seed(header, hash_seed)
         self.facts = SnapshotFacts(
@@ -351,7 +369,16 @@ def _is_plain(value: Any) -> bool:
 def _kind(described: Any) -> str:
     """A short name for an identity: the callable's or class's location, else its type."""
     if isinstance(described, dict):
-        for key in ("function", "class", "partial", "method", "builtin", "enum", "module"):
+        for key in (
+            "__function__",
+            "__partial__",
+            "__method__",
+            "__builtin__",
+            "__type__",
+            "__object__",
+            "__enum__",
+            "__module__",
+        ):
             inner = described.get(key)
             if isinstance(inner, str):
                 return inner

@@ -1,0 +1,182 @@
+"""Two clones of one project, at two paths, under two hash seeds, record the same bytes.
+
+The project holds what used to leak the machine into a snapshot: a metric object holding a
+`functools.partial`, a closure, a slotted object and a set of strings (iterated in hash-seed
+order); a custom metric whose `sample_level_fn` is a function of the task module (imported
+under a private, path-derived package name); a helper module imported relatively;
+`hf_data_files` built from `__file__`; a doc with `specific={1: "gold"}`; and an image given
+as a path to a file of the project.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from conftest import EvalProject
+
+HELPERS = '''\
+"""A helper module (never a task module: the leading `_`), imported relatively."""
+
+
+def normalize(text, lang="en"):
+    return text.lower() if lang == "en" else text.casefold()
+'''
+
+TASK_MODULE = """\
+import dataclasses
+import functools
+import os
+
+from pytest_evaltasks import Doc, LightevalTaskConfig
+
+from ._helpers import normalize
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, "data", "demo", "main")
+
+
+def exact(pred, gold):
+    return float(normalize(pred) == normalize(gold))
+
+
+def make_threshold(threshold):
+    def passes(pred, gold):
+        return exact(pred, gold) >= threshold
+
+    return passes
+
+
+class Slotted:
+    __slots__ = ("threshold",)
+
+    def __init__(self, threshold):
+        self.threshold = threshold
+
+
+@dataclasses.dataclass
+class Metric:
+    metric_name: str
+    sample_level_fn: object
+    category: str = "GENERATIVE"
+    normalize_pred: object = None
+    hooks: list = dataclasses.field(default_factory=list)
+    stop_words: frozenset = frozenset()
+
+
+def prompt(line, task_name):
+    return Doc(
+        task_name=task_name,
+        query="Q: " + line["q"] + "\\nA:",
+        choices=[" yes", " no"],
+        gold_index=line["label"],
+        specific={1: "gold"},
+        images=[os.path.join(HERE, "img", "cat.png")],
+    )
+
+
+METRIC = Metric(
+    "em",
+    exact,
+    normalize_pred=functools.partial(normalize, lang="fr"),
+    hooks=[make_threshold(0.5), Slotted(0.5)],
+    stop_words=frozenset(f"word{i}" for i in range(20)),
+)
+
+TASKS_TABLE = [
+    LightevalTaskConfig(
+        name="rich",
+        prompt_function=prompt,
+        hf_repo="demo",
+        hf_subset="main",
+        hf_data_files={split: os.path.join(DATA, split + ".jsonl") for split in ("test", "train")},
+        metrics=[METRIC],
+        solver=[functools.partial(normalize, lang="en")],
+        evaluation_splits=["test"],
+        few_shots_split="train",
+        version=0,
+    )
+]
+"""
+
+ROWS = {
+    "test": [f'{{"q": "question {i}", "label": {i % 2}}}' for i in range(5)],
+    "train": [f'{{"q": "train {i}", "label": {i % 2}}}' for i in range(4)],
+}
+
+IMAGE = b"\x89PNG\r\n\x1a\n not really a picture"
+
+EDIT = ("normalize(pred) == normalize(gold)", "normalize(pred) != normalize(gold)")
+"""A metric function's body edited (its bytecode only: the same names, the same constants):
+the `metrics` field must change, no prompt does."""
+
+
+def write_rich_project(root: Path) -> Path:
+    """The project: its own ini (the clone is the root directory), tasks, data and image."""
+    tasks = root / "tasks"
+    (tasks / "img").mkdir(parents=True)
+    (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tasks / "_helpers.py").write_text(HELPERS, encoding="utf-8")
+    (tasks / "rich.py").write_text(TASK_MODULE, encoding="utf-8")
+    (tasks / "img" / "cat.png").write_bytes(IMAGE)
+    data = tasks / "data" / "demo" / "main"
+    data.mkdir(parents=True)
+    for split, rows in ROWS.items():
+        (data / f"{split}.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    return root
+
+
+def run_in(
+    project: EvalProject, monkeypatch: pytest.MonkeyPatch, clone: Path, seed: str, *args: str
+) -> pytest.RunResult:
+    """`pytest --evaltasks rich|1 ARGS` started in `clone`, under PYTHONHASHSEED=`seed`."""
+    monkeypatch.chdir(clone)
+    monkeypatch.setenv("PYTHONHASHSEED", seed)
+    return project.run("--evaltasks", "rich|1", *args)
+
+
+def test_two_clones_record_the_same_bytes_and_check_each_other(
+    project: EvalProject, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = write_rich_project(pytester.path / "source")
+    first = pytester.path / "clone-a" / "deep" / "x"
+    second = pytester.path / "b"
+    shutil.copytree(source, first)
+    shutil.copytree(source, second)
+    snapshots = Path("tasks", "__snapshots__")
+
+    run_in(project, monkeypatch, first, "0", "--snapshot-update").assert_outcomes(passed=1)
+    run_in(project, monkeypatch, second, "12345", "--snapshot-update").assert_outcomes(passed=1)
+
+    recorded = project.snapshots(first / snapshots)
+    assert len(recorded) == 1
+    assert recorded == project.snapshots(second / snapshots)  # byte for byte, file by file
+    text = next(iter(recorded.values())).decode("utf-8")
+    for leak in (" at 0x", "_evaltasks_", str(pytester.path)):
+        assert leak not in text
+    assert "hash_seed" not in text  # not taken for a task whose prompts depend on the seed
+    assert 'data_files: {"test": "tasks/data/demo/main/test.jsonl"' in text
+    assert "metrics: Metric [em; GENERATIVE] #" in text
+    assert "solver: " in text
+
+    # Clone A's record, checked in clone B.
+    shutil.rmtree(second / snapshots)
+    shutil.copytree(first / snapshots, second / snapshots)
+    run_in(project, monkeypatch, second, "12345").assert_outcomes(passed=1)
+
+    # A metric function edited in clone B only: a scoring change without a version bump.
+    module = second / "tasks" / "rich.py"
+    edited = module.read_text(encoding="utf-8").replace(*EDIT)
+    assert EDIT[1] in edited
+    module.write_text(edited, encoding="utf-8")
+    failed = run_in(project, monkeypatch, second, "12345")
+    failed.assert_outcomes(failed=1)
+    failure = project.failures(failed)
+    assert "task fields changed (metrics)" in failure
+    assert "its version is still 0" in failure
+    assert "docs changed" not in failure
+    assert project.snapshots(second / snapshots) == recorded
