@@ -115,7 +115,7 @@ def run(
     project: Project,
     recorded: str | None,
     update: bool = False,
-    base: str | None | bool = False,
+    base: str | bool | None = False,
     max_samples: int | None = None,
     builds: Builds | None = None,
     allow_unversioned: bool = False,

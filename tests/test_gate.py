@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_evaltasks.snapshot.failure import failure_report
 from pytest_evaltasks.snapshot.facts import FORMAT_VERSION, SnapshotFacts
+from pytest_evaltasks.snapshot.failure import failure_report
 from pytest_evaltasks.snapshot.gate import Outcome, judge, version_order
 
 SETTINGS = {"system_prompt": "null", "chat_template": "null"}

@@ -13,8 +13,9 @@ import pytest
 from pytest_evaltasks import Doc, Registry
 from pytest_evaltasks.engine.task import FewShotFromEvalWarning
 from pytest_evaltasks.snapshot.canonical import UnencodableValue, canonical
-from pytest_evaltasks.snapshot.fingerprint import DocHasher
 from pytest_evaltasks.snapshot.facts import FORMAT_VERSION, build_snapshot
+from pytest_evaltasks.snapshot.fingerprint import DocHasher
+from pytest_evaltasks.snapshot.gate import Outcome, judge
 from pytest_evaltasks.snapshot.line_text import quote_text as quoted
 from pytest_evaltasks.snapshot.parse import (
     SnapshotFileError,
@@ -23,7 +24,6 @@ from pytest_evaltasks.snapshot.parse import (
     shown_blocks,
 )
 from pytest_evaltasks.snapshot.settings import RunSettings
-from pytest_evaltasks.snapshot.gate import Outcome, judge
 from pytest_evaltasks.snapshot.storage import snapshot_filename
 
 TASK = """
@@ -127,7 +127,7 @@ def test_conflict_markers_are_a_clear_error() -> None:
 
 
 def test_a_snapshot_without_its_task_section_is_an_error_not_an_empty_version() -> None:
-    with pytest.raises(SnapshotFileError, match="edited by hand.*missing or out of order.*task"):
+    with pytest.raises(SnapshotFileError, match=r"edited by hand.*missing or out of order.*task"):
         parse_snapshot("# pytest-evaltasks snapshot, format 2\n\n[settings]\nx: y\n")
 
 
@@ -295,7 +295,7 @@ def test_mapping_keys_keep_their_type_and_never_their_order() -> None:
 
 def test_a_field_nested_thousands_deep_is_a_named_error_not_a_recursion_error() -> None:
     doc = Doc(query="q", choices=["a"], gold_index=0, specific={"k": _nested(3000)})
-    with pytest.raises(UnencodableValue, match="specific.*nested more than"):
+    with pytest.raises(UnencodableValue, match=r"specific.*nested more than"):
         doc_digest(doc)
 
 

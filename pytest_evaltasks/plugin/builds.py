@@ -146,8 +146,7 @@ class FreshBuilds:
         found = child.ask(label, docs_shown)
         if "error" in found:
             raise FreshBuildError(
-                f"a fresh process (PYTHONHASHSEED={hash_seed}) could not build it: "
-                f"{found['error']}"
+                f"a fresh process (PYTHONHASHSEED={hash_seed}) could not build it: {found['error']}"
             )
         return _from_json(found, docs_shown)
 

@@ -204,8 +204,8 @@ def _with_base_labels(
     """Under `all`, a task still registered whose snapshot exists at the base but not in the
     working copy is checked at that shot count (deleting a snapshot must not quietly stop its
     check), instead of at the 0 shots `all` checks a task without snapshots at."""
-    from .plan import base_requests
     from ..snapshot.storage import snapshot_filename
+    from .plan import base_requests
 
     if not any(spec.strip() == "all" for spec in options.specs):
         return plan

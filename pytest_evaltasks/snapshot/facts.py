@@ -189,9 +189,7 @@ class BuiltSnapshot:
             header = task_fields(task, result, root)
         except (UnencodableValue, UnidentifiableValue) as exc:
             where = f"doc {label}" if label else "config"
-            raise UnrecordableValueError(
-                f"task {result.request.label!r}: {where}: {exc}"
-            ) from None
+            raise UnrecordableValueError(f"task {result.request.label!r}: {where}: {exc}") from None
         if hash_seed is not None:
             header = _with_hash_seed(header, hash_seed)
         self.facts = SnapshotFacts(
