@@ -20,7 +20,8 @@ lighteval = pytest.importorskip("lighteval")
 from reference import lighteval_prompts, our_prompts  # noqa: E402
 
 from pytest_evaltasks import Registry  # noqa: E402
-from pytest_evaltasks.engine.metrics import MetricRef, metric_identity  # noqa: E402
+from pytest_evaltasks.engine.metrics import MetricRef  # noqa: E402
+from pytest_evaltasks.snapshot.facts import metric_identity  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 LIGHTEVAL_TASKS = Path(lighteval.__file__).parent / "tasks" / "tasks"
