@@ -334,16 +334,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     ]
     if context.changes is not None:
         lines.append(f"evaltasks: {context.changes.describe()}")
-    broken = context.registry.broken
-    if broken and not plan.broken:  # under `all` they are failing items instead
-        lines.append(
-            f"evaltasks: {count(len(broken), 'task module')} failed to import (none of this "
-            f"run's tasks is in them; pytest --evaltasks-list shows the errors):"
-        )
-        lines += [f"  {_shown(module.path)}: {module.exception}" for module in broken[:5]]
-        if len(broken) > 5:
-            lines.append(f"  ... and {len(broken) - 5} more")
-    return lines
+    return lines + [f"evaltasks: {line}" if not line.startswith(" ") else line
+                    for line in _broken_outside_run(context)]  # fmt: skip
 
 
 def _broken_outside_run(context: RunContext) -> list[str]:
@@ -355,8 +347,8 @@ def _broken_outside_run(context: RunContext) -> list[str]:
     if not broken or context.plan.broken:  # under `all` they are failing items instead
         return []
     lines = [
-        f"{count(len(broken), 'task module')} failed to import, so their tasks were not "
-        f"checked (pytest --evaltasks-list shows the errors):"
+        f"{count(len(broken), 'task module')} failed to import (none of this run's tasks is in "
+        f"them; pytest --evaltasks-list shows the errors):"
     ]
     lines += [f"  {_shown(module.path)}: {module.exception}" for module in broken[:5]]
     if len(broken) > 5:

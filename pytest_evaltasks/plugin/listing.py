@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..engine.task_string import parse_label
 from ..errors import EvalTaskError
 from ..snapshot.storage import recorded_labels
+from .plan import request_of
 from .summary import count
 
 if TYPE_CHECKING:
@@ -85,13 +85,9 @@ def _recorded_shots(snapshot_dir: Path) -> dict[str, set[int]]:
     """Shot counts with a snapshot, by task name."""
     shots: dict[str, set[int]] = defaultdict(set)
     for label in recorded_labels(snapshot_dir).values():
-        if label is None:
-            continue
-        try:
-            request = parse_label(label)
-        except EvalTaskError:
-            continue
-        shots[request.name].add(request.num_fewshots)
+        request = request_of(label)
+        if request is not None:
+            shots[request.name].add(request.num_fewshots)
     return shots
 
 

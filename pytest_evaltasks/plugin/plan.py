@@ -95,18 +95,24 @@ def base_requests(
     for name, raw in sorted(base_files.items()):
         if (snapshot_dir / name).exists():
             continue
-        label = recorded_label(raw[:4096].decode("utf-8", "replace"))
-        if label is None:
-            continue
-        try:
-            request = parse_label(label)
-        except EvalTaskError:
+        request = request_of(recorded_label(raw[:4096].decode("utf-8", "replace")))
+        if request is None:
             continue
         known = request.name in registry.entries and request.key not in have
         if known and snapshot_filename(request.label) == name:
             have.add(request.key)
             extra.append(request)
     return extra
+
+
+def request_of(label: str | None) -> TaskRequest | None:
+    """The request a recorded label names; None when there is none, or it is not valid."""
+    if label is None:
+        return None
+    try:
+        return parse_label(label)
+    except EvalTaskError:
+        return None
 
 
 def _unique(requests: list[TaskRequest]) -> list[TaskRequest]:

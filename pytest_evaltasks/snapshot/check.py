@@ -408,23 +408,37 @@ def _deleted(state: _State, base: Recorded, built: Built, seed: int | None, show
     update records it again (its content agrees with the base, or the version went up)."""
     ref = state.mode.base_ref or "the base"
     if state.mode.update and not built.partial:
-        return Decision(
-            Outcome.DELETED,
-            True,
-            f"{state.label}: its snapshot was deleted since {ref}; recording it again",
-            write=built.text(shown),
-            warnings=tuple(state.warnings),
-            built=built,
-            version_before=base.facts.version,
-            version_after=built.facts.version,
-            hash_seed=seed,
-        )
+        headline = f"{state.label}: its snapshot was deleted since {ref}; recording it again"
+        return _write(state, Outcome.DELETED, headline, base, built, seed, shown)
     headline = (
         f"{state.label}: its snapshot exists at {ref} but was deleted; restore it "
         f"(git checkout {ref} -- {base.where.rpartition(' at ')[0] or base.where}), or record it "
         f"again with --snapshot-update (a changed prompt still needs a version bump)"
     )
     return _fail(state, Outcome.DELETED, headline, [])
+
+
+def _write(
+    state: _State,
+    outcome: Outcome,
+    headline: str,
+    before: Recorded,
+    built: Built,
+    seed: int | None,
+    shown: int,
+) -> Decision:
+    """Record this build in place of `before` (whose content it was judged against)."""
+    return Decision(
+        outcome,
+        True,
+        headline,
+        write=built.text(shown),
+        warnings=tuple(state.warnings),
+        built=built,
+        version_before=before.facts.version,
+        version_after=built.facts.version,
+        hash_seed=seed,
+    )
 
 
 def _migrate(
@@ -437,16 +451,8 @@ def _migrate(
         f"{FORMAT_VERSION}; its content is verified unchanged"
     )
     if state.mode.update and not built.partial:
-        return Decision(
-            Outcome.FORMAT,
-            True,
-            headline + "; rewriting it",
-            write=built.text(shown),
-            warnings=tuple(state.warnings),
-            built=built,
-            version_before=working.facts.version,
-            version_after=built.facts.version,
-            hash_seed=seed,
+        return _write(
+            state, Outcome.FORMAT, headline + "; rewriting it", working, built, seed, shown
         )
     advice = (
         "run without --evaltasks-max-samples to rewrite it"
