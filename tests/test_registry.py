@@ -243,6 +243,22 @@ def test_one_module_defining_a_name_twice_makes_only_that_name_unusable(tmp_path
     assert registry.load("fine")[0].full_name == "fine|0"
 
 
+def test_in_an_installed_package_the_last_definition_wins_with_a_warning(tmp_path: Path) -> None:
+    """lighteval's own files cannot be edited by their users: its rule (the last definition
+    wins) is followed there, and named in a warning; in the user's folders it stays an error."""
+    d = tmp_path / "venv" / "lib" / "site-packages" / "evals" / "tasks"
+    write(d / "twice.py", task_module("same", "fine", "same"))
+    write(d / "zz_again.py", task_module("fine"))
+    registry = Registry(task_dirs=[d])
+    assert registry.names == ["fine", "same"]
+    assert not registry.unusable
+    assert registry.entries["same"].origin == d / "twice.py"
+    assert registry.entries["fine"].origin == d / "zz_again.py"
+    warnings_text = "\n".join(registry.shadowed)
+    assert "task 'same' is defined twice in" in warnings_text and "[2]" in warnings_text
+    assert "task 'fine' is defined in" in warnings_text and "zz_again.py" in warnings_text
+
+
 @pytest.mark.parametrize("name", ["a,b", "a|b", "a@b", " padded"])
 def test_a_name_no_task_string_can_express_is_unusable(tmp_path: Path, name: str) -> None:
     d = tmp_path / "tasks"

@@ -25,8 +25,11 @@ class Doc:
     """
 
     query: str
-    choices: list[str]
-    gold_index: int | list[int]
+    choices: list[str] | list[str | list[str]] | str | None
+    """Usually a list of str. lighteval also renders a choice that is a list of aliases
+    (triviaqa), a string whose characters are the choices (mmlu_pro), and `None` for tasks
+    scored without choices (perplexity, open generation)."""
+    gold_index: int | list[int] | None
     instruction: str | None = None
     images: list[Any] | None = None
     specific: dict[str, Any] | None = None
@@ -47,16 +50,27 @@ class Doc:
     generation_grammar: Any = None
 
     def get_golds(self) -> list[str]:
-        """The gold answers as strings; a choice that is itself a list contributes each item."""
+        """The gold answers as strings, as lighteval gives them: a choice that is itself a list
+        contributes each item, a string of choices its character. A doc without choices has no
+        golds: `TypeError`, as in lighteval."""
         indices = self.gold_index if isinstance(self.gold_index, list) else [self.gold_index]
         golds: list[str] = []
+        choices: Any = self.choices
         for index in indices:
-            choice: Any = self.choices[index]
+            choice: Any = choices[index]
             if isinstance(choice, list):
                 golds.extend(choice)
             else:
                 golds.append(choice)
         return golds
+
+
+def golds_or_none(doc: Doc) -> list[str] | None:
+    """The doc's golds, or None when it has none to give (no choices, no gold index)."""
+    try:
+        return doc.get_golds()
+    except (IndexError, TypeError):
+        return None
 
 
 _ONLY_STR = frozenset({str})
@@ -85,27 +99,50 @@ def check_doc(doc: Doc) -> str | None:
 
 
 def _describe_problem(doc: Doc) -> str | None:
-    """The slow path of `check_doc`: normalise what is acceptable, describe the rest."""
+    """The slow path of `check_doc`: normalise what is acceptable, describe the rest.
+
+    Accepted is what lighteval's pipeline renders: choices as a list of str or of lists of
+    aliases, a string of choices, or `None` (then any gold index, `None` included: nothing
+    indexes them).
+    """
     if not isinstance(doc.query, str):
         return f"field 'query' is {_kind(doc.query)}, not a str"
     if doc.instruction is not None and not isinstance(doc.instruction, str):
         return f"field 'instruction' is {_kind(doc.instruction)}, not a str or None"
     if isinstance(doc.choices, tuple):
         doc.choices = list(doc.choices)
-    if not isinstance(doc.choices, list):
-        return f"field 'choices' is {_kind(doc.choices)}, not a list of str"
-    for position, choice in enumerate(doc.choices):
-        if not isinstance(choice, str):
-            return f"field 'choices' item {position} is {_kind(choice)}, not a str"
+    choices = doc.choices
+    if choices is None:
+        if doc.gold_index is None:
+            return None
+        gold = _as_index(doc.gold_index)
+        if isinstance(gold, str):
+            return gold
+        doc.gold_index = gold
+        return None
+    if isinstance(choices, list):
+        for position, choice in enumerate(choices):
+            if isinstance(choice, tuple):
+                choice = choices[position] = list(choice)
+            if isinstance(choice, list):
+                if not all(isinstance(alias, str) for alias in choice):
+                    return f"field 'choices' item {position} is {_kind(choice)}, not a list of str"
+            elif not isinstance(choice, str):
+                return (
+                    f"field 'choices' item {position} is {_kind(choice)}, not a str (or a list "
+                    f"of str aliases)"
+                )
+    elif not isinstance(choices, str):
+        return f"field 'choices' is {_kind(choices)}, not a list of str, a str or None"
     gold = _as_index(doc.gold_index)
     if isinstance(gold, str):
         return gold
     doc.gold_index = gold
     for index in gold if isinstance(gold, list) else [gold]:
-        if not -len(doc.choices) <= index < len(doc.choices):
+        if not -len(choices) <= index < len(choices):
             return (
-                f"field 'gold_index' {index} is out of range for {len(doc.choices)} choice(s) "
-                f"{_short(doc.choices)}"
+                f"field 'gold_index' {index} is out of range for {len(choices)} choice(s) "
+                f"{_short(choices)}"
             )
     return None
 

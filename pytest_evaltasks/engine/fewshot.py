@@ -14,7 +14,7 @@ from itertools import cycle
 from typing import Any, NamedTuple
 
 from ..errors import FewShotError
-from .doc import Doc
+from .doc import Doc, golds_or_none
 
 SELECTIONS = ("balanced", "random", "sequential", "random_sampling_from_train", "random_sampling")
 PER_DOC_DRAWS = frozenset({"random_sampling", "random_sampling_from_train"})
@@ -75,12 +75,30 @@ class FewShotSampler:
         pool, queries = prepared
         draw_rng = rng if self.selection in PER_DOC_DRAWS else None
         samples: list[list[Doc]] = []
+        shown: set[int] = set()
         for doc in docs:
             drawn = pool if draw_rng is None else self._draw(pool, num_fewshots, draw_rng)
             if doc is not None and _may_be_in(doc, queries):
                 drawn = [example for example in drawn if not same_content(example, doc)]
-            samples.append(drawn[:num_fewshots])
+            examples = drawn[:num_fewshots]
+            for example in examples:
+                if id(example) not in shown:
+                    self._check_shown(example)
+                    shown.add(id(example))
+            samples.append(examples)
         return samples
+
+    def _check_shown(self, example: Doc) -> None:
+        """A few-shot example is shown with its first gold: one without any (no choices) is an
+        error, as it is in lighteval."""
+        golds = golds_or_none(example)
+        if not golds:
+            raise FewShotError(
+                f"task {self.task_name!r}: few-shot example id {example.id} has no gold answer "
+                f"to show after its question (choices {_short(example.choices)}, gold_index "
+                f"{example.gold_index!r}); lighteval cannot render this task with few-shot "
+                f"examples either: check it at 0 shots"
+            )
 
     def prepared_pool(self, num_fewshots: int, variance_seed: int = 0) -> list[Doc]:
         """The pool for one seed, prepared on first use and then reused for every doc."""
@@ -98,7 +116,10 @@ class FewShotSampler:
         if self.selection == "sequential":
             pool = rotated(docs, num_fewshots * variance_seed)
         elif self.selection == "balanced":
-            pool = balanced(docs, num_fewshots + 1, variance_seed)
+            try:
+                pool = balanced(docs, num_fewshots + 1, variance_seed)
+            except FewShotError as exc:
+                raise FewShotError(f"task {self.task_name!r}: {exc}") from None
         else:
             pool = shuffled(docs, variance_seed)
         prepared = _Prepared(pool, _queries(pool))
@@ -198,7 +219,22 @@ def balanced(docs: list[Doc], count: int, seed: int) -> list[Doc]:
 
 def label_of(doc: Doc) -> Any:
     """The balancing label: `fewshot_sorting_class`, or the first gold when that is empty."""
-    return doc.fewshot_sorting_class or doc.get_golds()[0]
+    if doc.fewshot_sorting_class:
+        return doc.fewshot_sorting_class
+    golds = golds_or_none(doc)
+    if not golds:
+        raise FewShotError(
+            f"few-shot pool doc id {doc.id} has neither a "
+            f"fewshot_sorting_class nor a gold answer (choices {_short(doc.choices)}), so "
+            f"balanced sampling cannot place it (lighteval fails on it too): check the task "
+            f"at 0 shots, or set few_shots_select"
+        )
+    return golds[0]
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _sorted_labels(buckets: dict[Any, list[Doc]]) -> list[Any]:

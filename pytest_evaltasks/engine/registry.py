@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import RegistryError, TaskConfigError, TaskStringError, did_you_mean
 from .config import TaskConfig
 from .lighteval_adapter import convert_config, is_task_config_like, line_naming
-from .task_modules import LoadedModule, discover, load_module, module_name_for
+from .task_modules import LoadedModule, discover, installed, load_module, module_name_for
 from .task_string import ACCEPTED_FORMS, ALL_TASKS, TaskRequest, parse_task_string, unwritable
 
 if TYPE_CHECKING:  # imported when a task is made: listing tasks never needs rows or sampling
@@ -103,6 +103,9 @@ class Registry:
         self.broken: list[BrokenModule] = []
         self.unusable: dict[str, Unusable] = {}
         self.modules: list[LoadedModule] = []
+        self.shadowed: list[str] = []
+        """Warnings for names defined twice in installed packages' task files, where (as in
+        lighteval) the last definition wins: the user cannot edit those files."""
         self._seen_files: set[Path] = set()
         wanted = None if only is None else {Path(path).resolve() for path in only}
         for directory in self.task_dirs:
@@ -152,6 +155,14 @@ class Registry:
                 )
                 continue
             name = str(item.name)
+            if name in names and installed(path):
+                self.shadowed.append(
+                    f"task {name!r} is defined twice in {path} (TASKS_TABLE[{names[name]}] and "
+                    f"[{position}]); the last definition is used, as lighteval uses it"
+                )
+                self.entries[name] = Entry(name, path, item)
+                names[name] = position
+                continue
             if name in names:
                 self._unusable(
                     name,
@@ -176,6 +187,13 @@ class Registry:
             )
             return
         previous = self.entries.get(name)
+        if previous is not None and installed(previous.origin) and installed(entry.origin):
+            self.shadowed.append(
+                f"task {name!r} is defined in {previous.origin} and in {entry.origin}; the "
+                f"last one is used, as lighteval uses it"
+            )
+            self.entries[name] = entry
+            return
         if previous is not None:
             kind = "custom task" if custom else "task"
             del self.entries[name]

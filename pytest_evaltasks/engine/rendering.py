@@ -6,7 +6,7 @@ Both follow lighteval's prompt manager character for character (README, prompt s
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .doc import Doc
 
@@ -62,20 +62,21 @@ def _shot_text(example: Doc) -> str:
     simply misses and is rendered afresh.
     """
     query, instruction, gold = example.query, example.instruction, example.gold_index
+    choices: Any = example.choices
     memo = _shot_memo.get(id(example))
     if (
         memo is not None
         and memo[0] is query
         and memo[1] is instruction
         and memo[2] is gold
-        and memo[3] is example.choices[gold]
+        and memo[3] is choices[gold]
     ):
         return memo[4]
     text = extract_query(query, instruction) + " " + example.get_golds()[0].strip()
-    if type(gold) is int and type(example.choices[gold]) is str:
+    if type(gold) is int and type(choices) is list and type(choices[gold]) is str:
         if len(_shot_memo) >= _SHOT_MEMO_LIMIT:
             _shot_memo.clear()
-        _shot_memo[id(example)] = (query, instruction, gold, example.choices[gold], text)
+        _shot_memo[id(example)] = (query, instruction, gold, choices[gold], text)
     return text
 
 

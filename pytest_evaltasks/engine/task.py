@@ -327,7 +327,7 @@ class Task:
         task_name = config.name
         settings = None if few_shots else self._run_settings()
         docs: list[Doc] = []
-        previous: list[str] = []
+        previous: Any = []
         for index, row in enumerate(rows):
             rows[index] = None  # type: ignore[call-overload]  # freed as soon as it is used
             if index and not index % CHECKPOINT_ROWS:
@@ -471,9 +471,12 @@ def detached(doc: Doc, memo: dict[int, Doc]) -> Doc:
     if known is not None:
         return known
     gold = doc.gold_index
+    choices = doc.choices
     copied = Doc(
         doc.query,
-        list(doc.choices),
+        [list(c) if isinstance(c, list) else c for c in choices]
+        if isinstance(choices, list)
+        else choices,
         list(gold) if isinstance(gold, list) else gold,
         doc.instruction,
         None if doc.images is None else list(doc.images),

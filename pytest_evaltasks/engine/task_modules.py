@@ -58,6 +58,15 @@ class LoadedModule:
         return self.edges.get(self.name, set())
 
 
+INSTALLED_PARTS = frozenset({"site-packages", "dist-packages"})
+
+
+def installed(path: Path) -> bool:
+    """A file of an installed package (lighteval's own task folders): one its user cannot edit,
+    so its quirks are followed as the package follows them, with a warning."""
+    return not INSTALLED_PARTS.isdisjoint(path.parts)
+
+
 def discover(directory: Path) -> list[Path]:
     """The task modules of one directory, in sorted order: `*.py`, then `*/main.py`."""
     files = sorted(

@@ -175,13 +175,14 @@ def _kind(doc: Doc) -> tuple[bool, bool]:
     without any (metrics of unknown kind), docs with several choices count as scored."""
     methods = {str(getattr(method, "value", method)) for method in doc.sampling_methods}
     if not methods:
-        return len(doc.choices) > 1, len(doc.choices) <= 1
+        count = len(_choice_keys(doc))
+        return count > 1, count <= 1
     return SamplingMethod.LOGPROBS.value in methods, SamplingMethod.GENERATIVE.value in methods
 
 
 def _doc_findings(doc: Doc, scored: bool, generative: bool) -> Iterator[str]:
     """The names of the per-doc rules `doc` breaks."""
-    choices = doc.choices
+    choices = _choice_texts(doc)
     end = _prompt_end(doc)
     if end in (" ", "\t"):
         yield "trailing-space"
@@ -192,7 +193,8 @@ def _doc_findings(doc: Doc, scored: bool, generative: bool) -> Iterator[str]:
             yield "glued-at-join"
     if not doc.query.strip() or (scored and any(not choice.strip() for choice in choices)):
         yield "empty-text"
-    if len(set(choices)) < len(choices):
+    keys = _choice_keys(doc)
+    if len(set(keys)) < len(keys):
         yield "duplicate-choices"
     if generative:
         golds = _golds(doc)
@@ -206,8 +208,31 @@ def _doc_findings(doc: Doc, scored: bool, generative: bool) -> Iterator[str]:
 
 def _repeats(examples: list[Doc]) -> bool:
     """Two of these few-shot examples are the same question."""
-    keys = {(e.query, tuple(e.choices), repr(e.gold_index)) for e in examples}
+    keys = {(e.query, _choice_keys(e), repr(e.gold_index)) for e in examples}
     return len(keys) < len(examples)
+
+
+def _choice_texts(doc: Doc) -> list[str]:
+    """The texts of a doc's choices: a choice that is a list of aliases gives each alias, a
+    string of choices each character (as lighteval indexes it), no choices none."""
+    choices = doc.choices
+    if choices is None:
+        return []
+    if isinstance(choices, str):
+        return list(choices)
+    return [
+        alias for choice in choices for alias in (choice if isinstance(choice, list) else [choice])
+    ]
+
+
+def _choice_keys(doc: Doc) -> tuple[Any, ...]:
+    """A doc's choices as one hashable value per choice."""
+    choices = doc.choices
+    if choices is None:
+        return ()
+    if isinstance(choices, str):
+        return tuple(choices)
+    return tuple(tuple(choice) if isinstance(choice, list) else choice for choice in choices)
 
 
 def _prompt_end(doc: Doc) -> str:
@@ -233,8 +258,9 @@ def _choice_counts(docs: list[tuple[str, Doc]]) -> tuple[list[str], str]:
     docs scored by their choices)."""
     counts: dict[int, list[str]] = defaultdict(list)
     for label, doc in docs:
-        if len(doc.choices) > 1:
-            counts[len(doc.choices)].append(label)
+        number = len(_choice_keys(doc))
+        if number > 1:
+            counts[number].append(label)
     if len(counts) < 2:
         return [], ""
     usual = max(counts, key=lambda n: len(counts[n]))
@@ -245,10 +271,10 @@ def _choice_counts(docs: list[tuple[str, Doc]]) -> tuple[list[str], str]:
 
 def _duplicate_docs(docs: list[tuple[str, Doc]]) -> tuple[list[str], str]:
     """Docs whose query and choices repeat an earlier doc's."""
-    seen: dict[tuple[str, tuple[str, ...]], str] = {}
+    seen: dict[tuple[str, tuple[Any, ...]], str] = {}
     repeats: list[str] = []
     for label, doc in docs:
-        key = (doc.query, tuple(doc.choices))
+        key = (doc.query, _choice_keys(doc))
         if key in seen:
             repeats.append(label)
         else:

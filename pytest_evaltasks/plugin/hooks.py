@@ -334,6 +334,10 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     ]
     if context.changes is not None:
         lines.append(f"evaltasks: {context.changes.describe()}")
+    shadowed = context.registry.shadowed
+    lines += [f"evaltasks: warning: {warning}" for warning in shadowed[:5]]
+    if len(shadowed) > 5:
+        lines.append(f"evaltasks: ... and {len(shadowed) - 5} more (pytest --evaltasks-list)")
     return lines + [f"evaltasks: {line}" if not line.startswith(" ") else line
                     for line in _broken_outside_run(context)]  # fmt: skip
 

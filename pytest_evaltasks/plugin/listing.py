@@ -63,6 +63,8 @@ def list_tasks(registry: Registry, selector: str, root: Path, snapshot_dir: Path
                 recorded = ", ".join(str(n) for n in sorted(shots.get(name, ()))) or "-"
                 line = f"  {name:<{width}}  version {version:<5} snapshots: {recorded}"
                 lines.append((line, None))
+    for warning in registry.shadowed:
+        lines.append((f"warning: {warning}", "yellow"))
     for unusable in registry.unusable.values():
         lines.append((f"unusable task name {unusable.name!r}: {unusable.reason}", "red"))
     for broken in registry.broken:

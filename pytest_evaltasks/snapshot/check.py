@@ -167,7 +167,9 @@ def check(
     except FreshBuildError as exc:
         return _fail(state, Outcome.NONDETERMINISTIC, f"{label}: {exc}", [])
     if _changed(state, built):
-        settled = _reproducible(state, built, builds, seed, shown)
+        first: Built | SnapshotFacts = built if seed is not None else built.facts
+        del built  # an in-process build's docs go before the second build's come
+        settled = _reproducible(state, first, builds, seed, shown)
         if isinstance(settled, Decision):
             return settled
         built, seed = settled
@@ -242,25 +244,33 @@ def _same_content(recorded: SnapshotFacts, built: Built) -> bool:
     return all(hashes.get(label) == digest for label, digest in current.doc_hashes.items())
 
 
-def _same_build(first: Built, second: Built) -> list[str]:
+def _same_build(first: SnapshotFacts, second: SnapshotFacts) -> list[str]:
     """Labels of docs whose hash differs between two builds (a field change counts as all)."""
-    one, two = first.facts, second.facts
-    if one.content() != two.content():
-        return list(one.doc_hashes) or ["(task fields)"]
-    if one.hash_text == two.hash_text:
+    if first.content() != second.content():
+        return list(first.doc_hashes) or ["(task fields)"]
+    if first.hash_text == second.hash_text:
         return []
-    other = two.doc_hashes
-    return [label for label, digest in one.doc_hashes.items() if other.get(label) != digest]
+    other = second.doc_hashes
+    return [label for label, digest in first.doc_hashes.items() if other.get(label) != digest]
 
 
 def _reproducible(
-    state: _State, built: Built, builds: Builds, seed: int | None, shown: int
+    state: _State,
+    first: Built | SnapshotFacts,
+    builds: Builds,
+    seed: int | None,
+    shown: int,
 ) -> tuple[Built, int | None] | Decision:
     """The build a change is judged on, once it is shown to be reproducible; else a failure
-    that names the nondeterminism for what it is."""
-    if seed is None:
-        again = builds.here()
-        differ = _same_build(built, again)
+    that names the nondeterminism for what it is.
+
+    `first` is the first build's facts when it was built here (its docs are let go, so a large
+    task is never in memory twice), or the build itself when it came from a fresh process.
+    """
+    pinned: Built | None
+    if isinstance(first, SnapshotFacts):
+        built = builds.here()
+        differ = _same_build(first, built.facts)
         if differ:
             return _nondeterministic(
                 state,
@@ -268,30 +278,24 @@ def _reproducible(
                 "The prompt function (or its hf_filter) gives different docs for the same rows "
                 "on each build, so no snapshot can hold its prompts.",
             )
-        built = again  # the first build's docs can go
         try:
             elsewhere = builds.fresh(builds.other_seed, shown)
         except FreshBuildError as exc:
             return _nondeterministic(state, str(exc), "")
-        if not _same_build(built, elsewhere):
+        if not _same_build(built.facts, elsewhere.facts):
             return built, None
-        first_seed = builds.other_seed
-        pinned = elsewhere if first_seed == RECORD_SEED else None
+        pinned = elsewhere if builds.other_seed == RECORD_SEED else None
     else:
-        pinned = built
+        pinned = first
     try:
         repeat = builds.fresh(RECORD_SEED, shown)
+        if pinned is None:
+            pinned, repeat = repeat, builds.fresh(RECORD_SEED, shown)
     except FreshBuildError as exc:
         return _nondeterministic(state, str(exc), "")
-    if pinned is None:
-        pinned, repeat = repeat, builds.fresh(RECORD_SEED, shown)
-    differ = _same_build(pinned, repeat)
+    differ = _same_build(pinned.facts, repeat.facts)
     if differ:
-        under = (
-            f" even under a fixed PYTHONHASHSEED={RECORD_SEED}"
-            if seed is not None or pinned is not built
-            else ""
-        )
+        under = f" even under a fixed PYTHONHASHSEED={RECORD_SEED}" if seed is not None else ""
         return _nondeterministic(
             state,
             f"nondeterministic across processes (hash seed, set order, import-time "

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..engine.doc import golds_or_none
 from ..engine.rendering import render_messages, render_plain
 from .line_text import escape_line, file_json, quote_text
 
@@ -107,7 +108,7 @@ def doc_field_lines(doc: Doc) -> list[str]:
         + (", ".join(escape_line(example.id) for example in doc.fewshot_samples) or "-"),
         f"choices: {_shown_json(doc.choices)}",
         f"gold_index: {_shown_json(doc.gold_index)}",
-        f"golds: {_shown_json(doc.get_golds())}",
+        f"golds: {_shown_json(golds_or_none(doc))}",
     ]
     for name in OPTIONAL_FIELDS:
         value = getattr(doc, name)
