@@ -76,7 +76,7 @@ def test_no_choices_with_few_shots_is_refused_as_lighteval_fails_on_it(tmp_path:
 def test_a_string_of_choices_is_indexed_by_character(tmp_path: Path) -> None:
     (task,) = registry(tmp_path, "string").load("t|1")
     result = task.build()
-    label, doc = result.docs[0]
+    _, doc = result.docs[0]
     example = doc.fewshot_samples[0]
     assert example.get_golds() == ["ABCD"[example.gold_index]]  # type: ignore[index]
     assert render_plain(doc).startswith(f"{example.query} {'ABCD'[example.gold_index]}\n\n")  # type: ignore[index]
