@@ -251,6 +251,11 @@ class Registry:
         """The module file that registered a task."""
         return self.entries[name].origin
 
+    def loaded_of(self, name: str) -> LoadedModule | None:
+        """The import record of the module that registered a task."""
+        origin = self.entries[name].origin
+        return next((m for m in self.modules if m.path == origin), None)
+
     def module_of(self, name: str) -> Any:
         """The imported module that registered a task."""
         origin = self.entries[name].origin

@@ -1,6 +1,10 @@
 """Where a task's dataset rows come from: the local data root, or `datasets` (the Hub).
 
 Local layout: `<data_dir>/<hf_repo>/<hf_subset or "default">/<split>.{jsonl,json,parquet,csv}`.
+A task with `hf_data_files` has a folder of its own beside it for a saved slice,
+`<hf_subset or "default">.files-<digest of its data files>` (see `slice_dir`), read before the
+shared folder, so two tasks reading different files of one repository (or two `json` tasks)
+never share a slice.
 When that directory exists it is the only source for the task (no silent fall-back to the Hub);
 `local_files` reads it with the values `datasets` would give. `datasets` is imported only on
 the Hub path, and when the Hub cannot be reached the error says so at once, naming the local
@@ -10,6 +14,8 @@ path that was looked for, instead of after half a minute of retries.
 from __future__ import annotations
 
 import glob
+import hashlib
+import json
 import os
 import socket
 from collections.abc import Callable, Iterator
@@ -30,7 +36,9 @@ __all__ = [
     "RowSource",
     "load_hub_dataset",
     "local_dataset_dir",
+    "normalised_data_files",
     "preview",
+    "slice_dir",
 ]
 
 HUB_HOST = ("huggingface.co", 443)
@@ -68,16 +76,22 @@ class RowSource:
 
     @property
     def expected_dir(self) -> Path | None:
-        """Where the data root would hold this dataset."""
+        """Where the data root would hold this dataset (where a saved slice of it goes)."""
         if self.data_dir is None:
             return None
-        return local_dataset_dir(self.data_dir, self.hf_repo, self.hf_subset)
+        return slice_dir(self.data_dir, self.hf_repo, self.hf_subset, self.hf_data_files)
 
     @property
     def local_dir(self) -> Path | None:
-        """The local dataset directory, when the data root has one for this dataset."""
-        directory = self.expected_dir
-        return directory if directory is not None and directory.is_dir() else None
+        """The local dataset directory, when the data root has one for this dataset: a saved
+        slice of it, or (with `hf_data_files`, resolved inside it) the repository's folder."""
+        if self.data_dir is None:
+            return None
+        candidates = [
+            self.expected_dir,
+            local_dataset_dir(self.data_dir, self.hf_repo, self.hf_subset),
+        ]
+        return next((path for path in candidates if path is not None and path.is_dir()), None)
 
     @property
     def location(self) -> str:
@@ -112,8 +126,9 @@ class RowSource:
         return rows
 
     def _local_files(self, directory: Path, split: str) -> list[Path]:
-        """The file(s) holding `split`: `hf_data_files` when set, else `<split>.<ext>`."""
-        if self.hf_data_files is not None:
+        """The file(s) holding `split`: `hf_data_files` when set (except in a saved slice,
+        which holds the rows they name), else `<split>.<ext>`."""
+        if self.hf_data_files is not None and directory != self.expected_dir:
             return self._data_files_for(directory, split)
         candidates = [directory / f"{split}{extension}" for extension in LOCAL_EXTENSIONS]
         present = [path for path in candidates if path.is_file()]
@@ -180,6 +195,60 @@ def local_dataset_dir(data_dir: Path, hf_repo: str, hf_subset: str | None) -> Pa
     return data_dir / hf_repo / (hf_subset or "default")
 
 
+def slice_dir(
+    data_dir: Path,
+    hf_repo: str,
+    hf_subset: str | None,
+    hf_data_files: str | list[str] | dict[str, Any] | None = None,
+) -> Path:
+    """Where the data root holds a saved slice of a data source: `local_dataset_dir`, or for
+    `hf_data_files` a folder of its own beside it, `<hf_subset or "default">.files-<digest>`,
+    the digest being of `normalised_data_files` (the same on every clone of a project)."""
+    directory = local_dataset_dir(data_dir, hf_repo, hf_subset)
+    if hf_data_files is None:
+        return directory
+    files = normalised_data_files(hf_repo, hf_data_files, data_dir)
+    text = json.dumps(files, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return directory.with_name(f"{directory.name}.files-{digest}")
+
+
+def normalised_data_files(
+    hf_repo: str, hf_data_files: str | list[str] | dict[str, Any], data_dir: Path
+) -> dict[str, list[str]]:
+    """`hf_data_files` as `datasets` reads it, `{split: [pattern, ...]}` (a string or a list
+    alone is the `train` split), each path in a form naming the same files on every clone: for
+    a packaged builder (`json`, `csv`, ...), whose paths `datasets` resolves against the working
+    directory, that absolute path relative to the data root; for a repository or a dataset
+    folder, whose paths are relative to it, as written (normalised). URLs are kept as they are."""
+    spec: Any = hf_data_files
+    mapping: dict[Any, Any] = spec if isinstance(spec, dict) else {"train": spec}
+    return {
+        str(split): [
+            _normalised_path(os.fspath(pattern), hf_repo, data_dir)
+            for pattern in (
+                [patterns] if isinstance(patterns, (str, os.PathLike)) else list(patterns)
+            )
+        ]
+        for split, patterns in mapping.items()
+    }
+
+
+def _normalised_path(text: str, hf_repo: str, data_dir: Path) -> str:
+    """One `hf_data_files` path as `normalised_data_files` records it."""
+    if "://" in text:
+        return text
+    if hf_repo in PACKAGED_BUILDERS:
+        absolute = os.path.abspath(text)
+        try:
+            text = os.path.relpath(absolute, os.path.abspath(data_dir))
+        except ValueError:  # another drive
+            text = absolute
+    else:
+        text = os.path.normpath(text)
+    return text.replace(os.sep, "/")
+
+
 def _not_a_file(path: Path) -> str:
     """What a split path that is not a readable file is."""
     if path.is_symlink() and not path.exists():
@@ -198,19 +267,31 @@ def local_splits(directory: Path) -> list[str]:
     return sorted({p.stem for p in entries if p.suffix in LOCAL_EXTENSIONS and p.is_file()})
 
 
-def load_hub_dataset(source: RowSource) -> Any:
-    """Call `datasets.load_dataset`, turning its many failure modes into one clear error."""
+def load_hub_dataset(source: RowSource, *, saving: bool = False) -> Any:
+    """Call `datasets.load_dataset`, turning its many failure modes into one clear error.
+
+    `saving`: the load is for `--evaltasks-save-data`, so the advice is how to get the data
+    once (the local copy is what is being made, and that command is what was run)."""
     where = source.expected_dir
-    local_hint = f"no local copy at {where}" if where is not None else "no local data root"
+    local_hint = f"no local copy at {where}" if where is not None else "no data root"
     offline = _offline()
     # A dataset folder (read as a repo) or a packaged builder needs no Hub.
     local = Path(source.hf_repo).is_dir() or source.hf_repo in PACKAGED_BUILDERS
+    what = f"{source.hf_repo!r} subset {source.hf_subset!r}"
     if not offline and not local and not hub_reachable():
+        if saving:
+            raise DatasetError(
+                f"task {source.task_name!r}: cannot save a slice of {what}: the Hugging Face "
+                f"Hub ({HUB_HOST[0]}) cannot be reached from here. Connect to the network once "
+                f"and save again (the slice goes to {where}, in the data root "
+                f"{source.data_dir}); or set HF_HUB_OFFLINE=1 to save from the datasets cache, "
+                f"if it holds this dataset; or commit a slice saved where the Hub is reachable."
+            )
+        put = f"put the split files at {where}" if where is not None else "give it a data root"
         raise DatasetError(
             f"task {source.task_name!r}: {local_hint}, and the Hugging Face Hub "
-            f"({HUB_HOST[0]}) cannot be reached to load {source.hf_repo!r} subset "
-            f"{source.hf_subset!r}. Put the split files at {where or '<data root>'}, save a "
-            f"slice with --evaltasks-save-data where the Hub is reachable, or set "
+            f"({HUB_HOST[0]}) cannot be reached to load {what}. To run offline, {put}, or save "
+            f"a slice with --evaltasks-save-data where the Hub is reachable, or set "
             f"HF_HUB_OFFLINE=1 to use the datasets cache."
         )
     import datasets
@@ -223,9 +304,23 @@ def load_hub_dataset(source: RowSource) -> Any:
             data_files=source.hf_data_files,
         )
     except Exception as exc:
+        revision = f"(revision {source.hf_revision or 'default'})"
+        if saving:
+            advice = (
+                f"Offline mode is on (HF_HUB_OFFLINE / HF_DATASETS_OFFLINE), so only the datasets "
+                f"cache was asked: set HF_HUB_OFFLINE=0 and HF_DATASETS_OFFLINE=0 where the Hub "
+                f"is reachable and save again, or commit a slice saved elsewhere to {where} (in "
+                f"the data root {source.data_dir})."
+                if offline
+                else "Check hf_repo, hf_subset, hf_revision and hf_data_files, and that the "
+                "dataset is reachable from here."
+            )
+            raise DatasetError(
+                f"task {source.task_name!r}: cannot save a slice of {what} {revision}: "
+                f"{type(exc).__name__}: {exc}. {advice}"
+            ) from exc
         raise DatasetError(
-            f"task {source.task_name!r}: cannot load dataset {source.hf_repo!r} subset "
-            f"{source.hf_subset!r} (revision {source.hf_revision or 'default'}) from the Hugging "
+            f"task {source.task_name!r}: cannot load dataset {what} {revision} from the Hugging "
             f"Face Hub or its cache ({local_hint}"
             f"{'; offline mode is on' if offline else ''}): {type(exc).__name__}: {exc}. "
             f"Put the split files in the local data directory, or make the dataset reachable."

@@ -13,7 +13,6 @@ What they print is kept and reported only if the import fails; `SystemExit` and 
 
 from __future__ import annotations
 
-import builtins
 import contextlib
 import functools
 import hashlib
@@ -27,7 +26,8 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from .inputs import InputRecorder
 
 PROVIDED = {
     "lighteval.tasks.lighteval_task": "LightevalTaskConfig",
@@ -51,6 +51,8 @@ class LoadedModule:
     edges: dict[str, set[str]] = field(default_factory=dict)
     """Module name -> modules it imported, for every import made while this one was imported
     (its own, and those of modules it loaded for the first time)."""
+    opened: set[str] = field(default_factory=set)
+    """Files opened while it was imported (absolute paths)."""
 
     @property
     def imports(self) -> set[str]:
@@ -147,7 +149,7 @@ def load_module(path: Path, name: str) -> LoadedModule:
     """Import one task module, quietly; a failure is recorded with its output and a hint."""
     loaded = LoadedModule(path, name)
     output = io.StringIO()
-    recorder = ImportRecorder(name)
+    recorder = InputRecorder(name)
     try:
         with _quiet(output), recorder:
             loaded.module = _import(path, name)
@@ -162,6 +164,7 @@ def load_module(path: Path, name: str) -> LoadedModule:
             + porting_hint(exc, recorder.failed)
         )
     loaded.edges = recorder.edges
+    loaded.opened = recorder.files
     return loaded
 
 
@@ -205,63 +208,6 @@ def _quiet(output: io.StringIO) -> Iterator[None]:
             yield
     finally:
         root.handlers = saved
-
-
-class ImportRecorder:
-    """Records which module imports which, while a task module is imported.
-
-    `import` statements go through `builtins.__import__` even when the module is already
-    loaded, so each importing module's direct imports are seen, cached or not; a helper's own
-    imports are seen when it is first loaded.
-    """
-
-    def __init__(self, importer: str) -> None:
-        self.importer = importer
-        self.edges: dict[str, set[str]] = {}
-        self.failed: str | None = None
-        self._original: Any = None
-
-    def __enter__(self) -> ImportRecorder:
-        self._original = builtins.__import__
-        builtins.__import__ = self._import  # type: ignore[assignment]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        builtins.__import__ = self._original
-
-    def _import(
-        self,
-        name: str,
-        globals: dict[str, Any] | None = None,
-        locals: Any = None,
-        fromlist: Any = (),
-        level: int = 0,
-    ) -> Any:
-        target = _absolute(name, globals, level)
-        try:
-            module = self._original(name, globals, locals, fromlist, level)
-        except ImportError:
-            self.failed = self.failed or target
-            raise
-        importer = (globals or {}).get("__name__")
-        if isinstance(importer, str) and target:
-            imported = self.edges.setdefault(importer, set())
-            imported.add(target)
-            for item in fromlist or ():
-                if isinstance(item, str) and f"{target}.{item}" in sys.modules:
-                    imported.add(f"{target}.{item}")
-        return module
-
-
-def _absolute(name: str, globals: dict[str, Any] | None, level: int) -> str:
-    """The absolute name of an import, relative ones resolved against the importer."""
-    if level == 0:
-        return name
-    package = (globals or {}).get("__package__") or ""
-    try:
-        return importlib.util.resolve_name("." * level + name, package)
-    except (ImportError, ValueError):
-        return name
 
 
 def porting_hint(exc: BaseException, failed: str | None) -> str:

@@ -41,17 +41,32 @@ def build_here(
     request: TaskRequest,
     run: RunSettings,
     template: ChatTemplate | None,
-    root: Path | None,
+    root: Path,
+    within: Path | None = None,
     hash_seed: int | None = None,
 ) -> BuiltSnapshot:
     """One task built and fingerprinted in this process: what every item and fresh process
-    does, so both build alike."""
+    does, so both build alike. The project files its code reads (at import and while it is
+    built) are observed and recorded, relative to the root; `within` is the folder project
+    files live in (the git checkout, or the root)."""
     from ..engine.collection import checkpoint
+    from ..engine.inputs import InputRecorder, inputs_of
 
     task = registry.make_task(request)
-    result = task.build(run.max_samples)
+    with InputRecorder() as seen:
+        result = task.build(run.max_samples)
     checkpoint(len(result.docs))
-    return build_snapshot(task, result, run, template, root, hash_seed)
+    loaded = registry.loaded_of(request.name)
+    modules = {*seen.modules}
+    files = {*seen.files}
+    if loaded is not None:
+        modules.add(loaded.name)
+        modules.update(target for targets in loaded.edges.values() for target in targets)
+        files.update(loaded.opened)
+        files.add(str(loaded.path.resolve()))
+    read = inputs_of(modules, files, within or root)
+    inputs = tuple(Path(os.path.relpath(path, root)).as_posix() for path in read)
+    return build_snapshot(task, result, run, template, root, hash_seed, inputs)
 
 
 def current_hash_seed() -> int | None:
@@ -105,6 +120,7 @@ class BuildJob:
     custom_tasks: list[str]
     data_dir: str
     root: str
+    within: str
     module: str
     run: dict[str, Any]
     template: str | None
@@ -128,6 +144,7 @@ class FreshBuilds:
     custom_tasks: list[Path]
     data_dir: Path
     root: Path
+    within: Path
     run: RunSettings
     template: str | None
     lint: bool
@@ -156,6 +173,7 @@ class FreshBuilds:
             custom_tasks=[str(path) for path in self.custom_tasks],
             data_dir=str(self.data_dir),
             root=str(self.root),
+            within=str(self.within),
             module=str(module),
             run=_run_json(self.run),
             template=self.template,
@@ -259,11 +277,19 @@ def _facts_json(facts: SnapshotFacts) -> dict[str, Any]:
         "task": facts.task,
         "settings": facts.settings,
         "hashes": facts.hash_text,
+        "inputs": list(facts.inputs),
     }
 
 
 def _facts_from(data: dict[str, Any]) -> SnapshotFacts:
-    return SnapshotFacts(data["format_version"], data["task"], data["settings"], {}, data["hashes"])
+    return SnapshotFacts(
+        data["format_version"],
+        data["task"],
+        data["settings"],
+        {},
+        data["hashes"],
+        tuple(data.get("inputs", ())),
+    )
 
 
 def _from_json(data: dict[str, Any], docs_shown: int) -> FreshBuild:
@@ -298,6 +324,7 @@ class _ChildBuilder:
         self.template = _template(job.template)
         self.run = RunSettings(**job.run)
         self.root = Path(job.root)
+        self.within = Path(job.within)
 
     def build(self, label: str, docs_shown: int) -> dict[str, Any]:
         """One task's facts, text and lint findings, or the error that stopped it."""
@@ -308,7 +335,13 @@ class _ChildBuilder:
         try:
             request = parse_label(label)
             built = build_here(
-                self.registry, request, self.run, self.template, self.root, current_hash_seed()
+                self.registry,
+                request,
+                self.run,
+                self.template,
+                self.root,
+                self.within,
+                current_hash_seed(),
             )
             shown = min(docs_shown, built.size)
             module = self.registry.module_of(request.name)
@@ -342,6 +375,9 @@ def _template(name: str | None) -> ChatTemplate | None:
 def main() -> None:
     """The fresh process: a job on the first line of stdin, then one request per line, each
     answered by one line of JSON on stdout (anything a task module prints goes to stderr)."""
+    from ..engine.inputs import install
+
+    install()  # observe file opens from the start, as the plugin does
     out = sys.stdout
     sys.stdout = sys.stderr
     builder = _ChildBuilder(BuildJob(**json.loads(sys.stdin.readline())))

@@ -1,39 +1,63 @@
 """`--evaltasks-changed[=REF]`: the tasks whose prompts a change since a git revision can affect.
 
-A task is selected when any of these changed since REF (committed, staged, or in the working
-tree, new and deleted files included): its task module; a module of the project that its module
-imports, directly or through other project modules (as recorded while the modules were
-imported, never by reading their source); its data under the data root; its snapshot files;
-the chat template file in use. The default REF is the merge base with the branch the checkout
-tracks, or `HEAD` when it tracks none.
+Selection over-approximates: a task is selected when anything it may read changed since REF
+(committed, staged, in the working tree, new and deleted files included):
+
+- the project files its code read, as its snapshots record them (`[inputs]`, observed while
+  the task was imported and built: helpers imported at call time, files read, data), in the
+  working copy and at REF;
+- what its module imports now (observed while the registry imported it);
+- its local data folder, its `hf_data_files`, a local `hf_repo`;
+- its snapshot files, deleted ones too;
+- a file that shapes every task: `pytest.ini`, `pyproject.toml`, `tox.ini`, `setup.cfg`,
+  `setup.py`, any `conftest.py`, requirement and lock files, the chat template in use.
+
+A task whose snapshots record no inputs (new, or unreadable) is selected too: what it reads
+cannot be told. Paths are read from git unquoted (`-z`), anywhere in the repository (not only
+under the root directory), through symbolic links and into submodules. The default REF is the
+merge base with the repository's default branch; in CI, without one, REF must be given.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import subprocess
-import sys
+import fnmatch
+import os
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..engine.rows import local_dataset_dir
-from ..engine.task_string import parse_label
-from ..errors import EvalTaskError
-from ..snapshot.storage import SNAPSHOT_SUFFIX, label_of_file
+from ..snapshot.line_text import unescape_line
+from ..snapshot.parse import SnapshotFileError, normalise, parse_head
+from ..snapshot.storage import SNAPSHOT_SUFFIX
+from .git import GitError, commit_of, files_at, run_git, toplevel
+from .plan import request_of
 
 if TYPE_CHECKING:
     from ..engine.registry import Registry
 
 DEFAULT_REF = ""
-"""`--evaltasks-changed` without a value: the merge base with the upstream branch, or HEAD."""
+"""`--evaltasks-changed` without a value: the merge base with the default branch."""
 
+DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
 
-class GitError(EvalTaskError):
-    """git is missing, the folder is not a checkout, or the revision is unknown."""
+SHAPING_FILES = (
+    "pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+    "setup.py",
+    "conftest.py",
+    "requirements*.txt",
+    "requirements*.in",
+    "constraints*.txt",
+    "*.lock",
+    "Pipfile",
+    "environment.yml",
+)
+"""File names (glob patterns) whose change can shape every task's prompts."""
 
 
 @dataclass
@@ -46,213 +70,310 @@ class Changes:
     """Task name -> why it is selected."""
 
     def describe(self) -> str:
-        """`3 tasks: mmlu.py changed; helpers/mcq.py changed, imported by arc.py and obqa.py`."""
+        """`3 tasks changed since REF: mmlu.py changed; helpers/mcq.py changed, imported by ...`,
+        or that nothing is to be checked."""
         by_reason: dict[str, list[str]] = defaultdict(list)
         for name, reasons in self.selected.items():
             for reason in reasons:
                 by_reason[reason].append(name)
         count = len(self.selected)
         head = f"{count} task{'s' if count != 1 else ''} changed since {self.since}"
-        if not by_reason:
-            return head
-        return f"{head}: " + "; ".join(sorted(by_reason))
+        if not count:
+            return f"{head}: nothing to check"
+        parts = []
+        for reason in sorted(by_reason)[:8]:
+            names = sorted(by_reason[reason])
+            listed = ", ".join(names[:3]) + (
+                f" and {len(names) - 3} more" if len(names) > 3 else ""
+            )
+            parts.append(f"{reason} ({listed})")
+        more = f"; ... ({len(by_reason) - 8} more reasons)" if len(by_reason) > 8 else ""
+        return f"{head}: " + "; ".join(parts) + more
 
 
-def changed_files(root: Path, ref: str) -> tuple[str, set[Path]]:
-    """A description of the revision compared with, and every changed path (absolute)."""
-    top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
+@dataclass(frozen=True)
+class ChangedFiles:
+    """The paths that changed since a revision, and how to tell whether a path is one."""
+
+    since: str
+    top: Path
+    commit: str
+    paths: frozenset[str]
+    """Changed paths, absolute, as git names them and resolved through links."""
+    folders: frozenset[str]
+    """Changed paths that are folders (submodules) or links to folders: all below them count."""
+
+    def touches(self, path: str) -> bool:
+        """Whether `path` (absolute) is, or is under, a changed path, as given or resolved."""
+        for candidate in {path, os.path.realpath(path)}:
+            if candidate in self.paths:
+                return True
+            parent = os.path.dirname(candidate)
+            while parent and parent != os.path.dirname(parent):
+                if parent in self.folders:
+                    return True
+                parent = os.path.dirname(parent)
+        return False
+
+
+def changed_files(start: Path, ref: str, in_ci: bool = False) -> ChangedFiles:
+    """Every path changed since `ref` (committed, staged, working tree, untracked)."""
+    top = toplevel(start)
     if ref == DEFAULT_REF:
-        ref, since = _default_ref(top)
+        ref, since = _default_ref(top, in_ci)
     else:
         since = ref
+    commit = commit_of(top, ref)
+    names = _split(run_git(top, "diff", "-z", "--name-only", "--no-renames",
+                           "--ignore-submodules=none", commit, "--"))  # fmt: skip
+    names += _split(run_git(top, "ls-files", "-z", "--others", "--exclude-standard"))
+    paths: set[str] = set()
+    folders: set[str] = set()
+    for name in names:
+        path = os.path.join(str(top), name)
+        paths.add(path)
+        paths.add(os.path.realpath(path))
+        if os.path.isdir(path) or os.path.islink(path):
+            folders.add(path)
+            folders.add(os.path.realpath(path))
+    folders |= _changed_in_submodules(top, names)
+    return ChangedFiles(since, top, commit, frozenset(paths), frozenset(folders))
+
+
+def _split(output: bytes) -> list[str]:
+    return [name.decode("utf-8", "surrogateescape") for name in output.split(b"\0") if name]
+
+
+def _changed_in_submodules(top: Path, names: list[str]) -> set[str]:
+    """A changed submodule counts as changed throughout (its own history is not walked)."""
     try:
-        _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        listing = run_git(top, "submodule", "status", "--recursive")
     except GitError:
+        return set()
+    folders: set[str] = set()
+    for line in listing.decode("utf-8", "surrogateescape").splitlines():
+        parts = line[1:].split()
+        if len(parts) >= 2:
+            path = os.path.join(str(top), parts[1])
+            if line.startswith(("+", "-", "U")) or parts[1] in names:
+                folders.add(path)
+                folders.add(os.path.realpath(path))
+    return folders
+
+
+def _default_ref(top: Path, in_ci: bool) -> tuple[str, str]:
+    """The merge base with the repository's default branch; in CI it must exist and differ
+    from HEAD, since comparing a commit with itself would select nothing, silently."""
+    head = run_git(top, "rev-parse", "HEAD").decode().strip()
+    for branch in DEFAULT_BRANCHES:
+        try:
+            run_git(top, "rev-parse", "--verify", "--quiet", f"{branch}^{{commit}}")
+        except GitError:
+            continue
+        base = run_git(top, "merge-base", "HEAD", branch).decode().strip()
+        if base == head and in_ci:
+            raise GitError(
+                f"the merge base with {branch} is HEAD itself, so a run would compare this "
+                f"commit with itself and check nothing; in CI name the revision to compare with: "
+                f"--evaltasks-changed=REF (the target branch of a pull request, or the commit a "
+                f"push started from)"
+            )
+        note = " (HEAD itself: only uncommitted changes count)" if base == head else ""
+        return base, f"the merge base with {branch} ({base[:10]}){note}"
+    if in_ci:
         raise GitError(
-            f"--evaltasks-changed: {ref!r} is not a revision of the repository at {top} "
-            f"(use a branch, tag or commit, e.g. --evaltasks-changed=origin/main)"
-        ) from None
-    names = _git(top, "diff", "--name-only", "--no-renames", ref, "--").splitlines()
-    names += _git(top, "ls-files", "--others", "--exclude-standard").splitlines()
-    return since, {(top / name).resolve() for name in names if name}
-
-
-def _default_ref(top: Path) -> tuple[str, str]:
-    """The merge base with the tracked branch, or HEAD."""
-    try:
-        upstream = _git(top, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}")
-    except GitError:
-        return "HEAD", "HEAD"
-    upstream = upstream.strip()
-    base = _git(top, "merge-base", "HEAD", upstream).strip()
-    return base, f"the merge base with {upstream} ({base[:10]})"
-
-
-def _git(cwd: Path, *args: str) -> str:
-    """Run git; its failure is a `GitError` that says what to do."""
-    try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=60
+            "no default branch to compare with (no origin/HEAD, origin/main, origin/master, "
+            "main or master in this clone); in CI name it: --evaltasks-changed=REF, e.g. "
+            "--evaltasks-changed=origin/main (and fetch it: fetch-depth: 0)"
         )
-    except FileNotFoundError:
-        raise GitError("--evaltasks-changed needs git, which is not installed") from None
-    if done.returncode != 0:
-        message = done.stderr.strip() or f"git {' '.join(args)} failed"
-        if "not a git repository" in message:
-            raise GitError(f"--evaltasks-changed: {cwd} is not inside a git repository")
-        raise GitError(f"--evaltasks-changed: {message}")
-    return done.stdout
+    return "HEAD", "HEAD"
 
 
 def select_changed(
     registry: Registry,
-    files: set[Path],
-    since: str,
+    changed: ChangedFiles,
     root: Path,
     snapshot_dir: Path,
     template: Path | None,
 ) -> Changes:
-    """The tasks the changed `files` can affect, each with why.
+    """The tasks the changed files can affect, each with why.
 
-    Work is done per module and per changed file, never per task and file: lighteval's suite
-    has tens of thousands of tasks in a few hundred modules, and resolving a path costs a
-    system call per part.
+    Work is done per module, per snapshot file and per changed file, never per task and file:
+    lighteval's suite has tens of thousands of tasks in a few hundred modules.
     """
-    changes = Changes(since, files)
+    changes = Changes(changed.since, {Path(path) for path in changed.paths})
     shown = _relative_to(root)
-    if template is not None and template.resolve() in files:
+    shaping = _shaping(changed, template, shown)
+    if shaping:
         for name in registry.names:
-            changes.selected[name] = [f"{shown(template)} changed (the chat template in use)"]
+            changes.selected[name] = shaping
         return changes
-    module_reasons = _module_reasons(registry, files, root, shown)
-    changed_data = _changed_data(registry, files)
-    snapshot_owners = _snapshot_owners(snapshot_dir, files)
+    recorded = _recorded_inputs(changed, snapshot_dir, root)
+    modules = _module_reasons(registry, changed, root, shown)
     for name in registry.names:
         entry = registry.entries[name]
-        reasons = list(module_reasons.get(entry.origin, ()))
-        raw = entry.raw
-        data = changed_data.get((getattr(raw, "hf_repo", None), getattr(raw, "hf_subset", None)))
-        if data is not None:
-            reasons.append(f"{shown(data)} changed")
-        for snapshot in snapshot_owners.get(name, []):
-            reasons.append(f"{shown(snapshot)} changed")
+        reasons = list(modules.get(entry.origin, ()))
+        reasons += _data_reasons(registry, entry.raw, changed, shown)
+        record = recorded.get(name)
+        if record is None:
+            reasons.append("no snapshot records what it reads")
+        else:
+            reasons += record
         if reasons:
-            changes.selected[name] = reasons
+            changes.selected[name] = sorted(set(reasons))
     return changes
 
 
+def _shaping(
+    changed: ChangedFiles, template: Path | None, shown: Callable[[str], str]
+) -> list[str]:
+    """Changed files that shape every task."""
+    reasons = []
+    for path in sorted(changed.paths):
+        name = os.path.basename(path)
+        if any(fnmatch.fnmatch(name, pattern) for pattern in SHAPING_FILES):
+            reasons.append(f"{shown(path)} changed (it shapes every task)")
+    if template is not None and changed.touches(str(template.resolve())):
+        reasons.append(f"{shown(str(template))} changed (the chat template in use)")
+    return sorted(set(reasons))
+
+
 def _module_reasons(
-    registry: Registry, files: set[Path], root: Path, shown: Callable[[Path], str]
+    registry: Registry, changed: ChangedFiles, root: Path, shown: Callable[[str], str]
 ) -> dict[Path, list[str]]:
-    """Why each task module's tasks are selected: the module changed, or a project file it
-    imports did. Keyed by the module's path as registered; modules with no reason are left out.
-    """
-    imports = _project_imports(registry, root.resolve())
-    importers: dict[Path, str] = {}
+    """Why each task module's tasks are selected by what the module reads at import: its own
+    file, the project files it imports (directly or through others, also those loaded before
+    the registry, read from their source), the files its import opened."""
+    from ..engine.inputs import inputs_of
+
     reasons: dict[Path, list[str]] = {}
     for loaded in registry.modules:
-        origin = loaded.path.resolve()
-        found = [f"{shown(origin)} changed"] if origin in files else []
-        for helper in sorted(imports.get(origin, set()) & files):
-            if helper not in importers:
-                users = sorted(shown(module) for module, used in imports.items() if helper in used)
-                importers[helper] = " and ".join(users)
-            found.append(f"{shown(helper)} changed, imported by {importers[helper]}")
+        origin = str(loaded.path.resolve())
+        modules = {loaded.name, *(t for targets in loaded.edges.values() for t in targets)}
+        read = inputs_of(modules, {origin, *loaded.opened}, changed.top)
+        found = [f"{shown(path)} changed" for path in sorted(read) if changed.touches(path)]
+        if changed.touches(origin) and f"{shown(origin)} changed" not in found:
+            found.append(f"{shown(origin)} changed")
         if found:
             reasons[loaded.path] = found
     return reasons
 
 
-def _project_imports(registry: Registry, root: Path) -> dict[Path, set[Path]]:
-    """For each task module, the project files it imports, directly or transitively.
+def _data_reasons(
+    registry: Registry, raw: object, changed: ChangedFiles, shown: Callable[[str], str]
+) -> list[str]:
+    """The task's local data folder, its `hf_data_files` and a local `hf_repo`."""
+    repo = getattr(raw, "hf_repo", None)
+    subset = getattr(raw, "hf_subset", None)
+    candidates: list[str] = []
+    if registry.data_dir is not None and isinstance(repo, str):
+        folder = local_dataset_dir(
+            registry.data_dir, repo, subset if isinstance(subset, str) else None
+        )
+        candidates.append(str(folder.resolve()))
+    if isinstance(repo, str) and (os.path.isabs(repo) or os.path.isdir(repo)):
+        candidates.append(os.path.abspath(repo))
+    candidates += [os.path.abspath(path) for path in _strings(getattr(raw, "hf_data_files", None))]
+    reasons = []
+    for candidate in candidates:
+        if changed.touches(candidate) or any(
+            path.startswith(candidate + os.sep) for path in changed.paths
+        ):
+            reasons.append(f"{shown(candidate)} changed (its data)")
+    return reasons
 
-    `root` is resolved already.
+
+def _strings(value: object) -> Iterable[str]:
+    """The strings of an `hf_data_files` value (a str, a list, or a dict of either)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+
+
+def _recorded_inputs(changed: ChangedFiles, snapshot_dir: Path, root: Path) -> dict[str, list[str]]:
+    """Task name -> why its snapshots select it (empty: they record inputs, none changed).
+
+    Snapshots are read in the working copy and at REF (a deleted one still names its task and
+    its inputs): only their header, up to the doc hashes.
     """
-    edges: dict[str, set[str]] = defaultdict(set)
-    for loaded in registry.modules:
-        for importer, targets in loaded.edges.items():
-            edges[importer] |= targets
-    files = {name: _file_of(name) for name in {*edges, *(t for ts in edges.values() for t in ts)}}
-    local = {name: path for name, path in files.items() if path is not None and _local(path, root)}
-    closure: dict[Path, set[Path]] = {}
-    for loaded in registry.modules:
-        seen: set[str] = set()
-        stack = [loaded.name]
-        while stack:
-            current = stack.pop()
-            for target in edges.get(current, ()):
-                if target in local and target not in seen:
-                    seen.add(target)
-                    stack.append(target)
-        closure[loaded.path.resolve()] = {local[name] for name in seen}
-    return closure
-
-
-def _file_of(module_name: str) -> Path | None:
-    """The file a loaded module came from."""
-    module = sys.modules.get(module_name)
-    path = getattr(module, "__file__", None)
-    return Path(path).resolve() if path else None
-
-
-def _local(path: Path, root: Path) -> bool:
-    """A file of the project: under its (resolved) root, and not an installed package."""
-    parts = set(path.parts)
-    return _inside(path, root) and not parts & {"site-packages", "dist-packages"}
-
-
-def _snapshot_owners(snapshot_dir: Path, files: set[Path]) -> dict[str, list[Path]]:
-    """Changed snapshot files by the task they record (deleted ones are orphans' business)."""
-    owners: dict[str, list[Path]] = defaultdict(list)
-    directory = snapshot_dir.resolve()
-    for path in sorted(files):
-        if path.parent != directory or path.suffix != f".{SNAPSHOT_SUFFIX}" or not path.is_file():
+    found: dict[str, list[str]] = {}
+    shown = _relative_to(root)
+    texts: list[tuple[str, str]] = []
+    if snapshot_dir.is_dir():
+        for file in sorted(snapshot_dir.glob(f"*.{SNAPSHOT_SUFFIX}")):
+            texts.append((str(file.resolve()), _head_text(file)))
+    try:
+        at_ref = files_at(changed.top, changed.commit, snapshot_dir)
+    except GitError:
+        at_ref = None
+    if at_ref is not None:
+        for name, raw in at_ref.files.items():
+            if name.endswith(f".{SNAPSHOT_SUFFIX}"):
+                texts.append((str((snapshot_dir / name).resolve()), raw.decode("utf-8", "replace")))
+    for path, text in texts:
+        label, inputs = _label_and_inputs(text)
+        request = request_of(label)
+        if request is None:
             continue
-        label = label_of_file(path)
-        if label is not None:
-            with contextlib.suppress(EvalTaskError):
-                owners[parse_label(label).name].append(path)
-    return owners
-
-
-def _changed_data(registry: Registry, files: set[Path]) -> dict[tuple[object, object], Path]:
-    """The local data folders holding a changed file, by the (hf_repo, hf_subset) they hold."""
-    if registry.data_dir is None:
-        return {}
-    data_root = registry.data_dir.resolve()
-    changed_dirs = {
-        parent for path in files if data_root in path.parents for parent in path.parents
-    }
-    if not changed_dirs:
-        return {}  # the usual case: no data changed, so no task's folder is looked at
-    changed: dict[tuple[object, object], Path] = {}
-    seen: set[tuple[object, object]] = set()
-    for entry in registry.entries.values():
-        key = (getattr(entry.raw, "hf_repo", None), getattr(entry.raw, "hf_subset", None))
-        repo, subset = key
-        if key in seen or not isinstance(repo, str):
+        reasons = found.setdefault(request.name, [])
+        if changed.touches(path):
+            reasons.append(
+                f"{shown(path)} changed" if os.path.exists(path) else f"{shown(path)} deleted"
+            )
+        if inputs is None:
+            reasons.append(f"{shown(path)} records no inputs")
             continue
-        seen.add(key)
-        folder = local_dataset_dir(data_root, repo, subset if isinstance(subset, str) else None)
-        if folder in changed_dirs:
-            changed[key] = folder
-    return changed
+        for relative in inputs:
+            absolute = os.path.normpath(os.path.join(str(root), unescape_line(relative)))
+            if changed.touches(absolute):
+                reasons.append(f"{shown(absolute)} changed")
+    return found
 
 
-def _inside(path: Path, directory: Path) -> bool:
-    """`path` is `directory` (resolved) or under it."""
-    return path == directory or directory in path.parents
+def _head_text(path: Path) -> str:
+    """A snapshot file's text up to its doc hashes (all a selection needs)."""
+    chunks: list[bytes] = []
+    try:
+        with path.open("rb") as stream:
+            while chunk := stream.read(16384):
+                chunks.append(chunk)
+                if b"\n[doc hashes]" in chunk or len(chunks) > 64:
+                    break
+    except OSError:
+        return ""
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
-def _relative_to(root: Path) -> Callable[[Path], str]:
-    """A function showing paths relative to `root` when inside it (each path resolved once)."""
-    resolved = root.resolve()
+def _label_and_inputs(text: str) -> tuple[str | None, list[str] | None]:
+    """The task label and the recorded inputs of a snapshot's head (None: not readable, or
+    no inputs recorded)."""
+    cut = text.find("\n[doc hashes]")
+    head = normalise(text if cut == -1 else text[: cut + 1])
+    try:
+        parsed = parse_head(head, complete=False)
+    except SnapshotFileError:
+        return None, None
+    label = parsed.sections.get("task", {}).get("name")
+    inputs = parsed.lists.get("inputs")
+    return label, inputs
 
-    @functools.cache
-    def shown(path: Path) -> str:
+
+def _relative_to(root: Path) -> Callable[[str], str]:
+    """A function showing paths relative to `root` when inside it."""
+    resolved = str(root.resolve())
+
+    def shown(path: str) -> str:
+        path = str(path)
+        if path.startswith(resolved + os.sep):
+            return Path(path[len(resolved) + 1 :]).as_posix()
         try:
-            return path.resolve().relative_to(resolved).as_posix()
+            return Path(os.path.relpath(path, resolved)).as_posix()
         except ValueError:
-            return str(path)
+            return path
 
     return shown

@@ -29,7 +29,11 @@ if TYPE_CHECKING:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Register the `--evaltasks*` options."""
+    """Register the `--evaltasks*` options, and start observing which files code opens (a
+    helper that `conftest.py` imports reads its template before any task is loaded)."""
+    from ..engine.inputs import install
+
+    install()
     add_options(parser)
 
 
@@ -154,13 +158,15 @@ def pytest_configure(config: pytest.Config) -> None:
     from ..snapshot.storage import remove_stale_temp_files
 
     remove_stale_temp_files(options.snapshot_dir)
+    within = _project_folder(config.rootpath)
     config.stash[CONTEXT_KEY] = RunContext(
         options=options,
         registry=registry,
         plan=plan,
         template=template,
         root=config.rootpath,
-        fresh=_fresh_builds(options, config.rootpath),
+        within=within,
+        fresh=_fresh_builds(options, config.rootpath, within),
         changes=changes,
         base=base,
     )
@@ -172,15 +178,18 @@ def _only_changed(
     plan: RunPlan, registry: Registry, options: Options, root: Path
 ) -> tuple[RunPlan, Changes]:
     """The plan narrowed to the tasks a change since the revision can affect."""
+    import os
+
     from .changes import changed_files, select_changed
 
+    in_ci = os.environ.get("CI", "").lower() in ("true", "1", "yes")
     try:
-        since, files = changed_files(options.task_dirs[0], options.changed or "")
+        changed = changed_files(root, options.changed or "", in_ci)
     except EvalTaskError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise pytest.UsageError(f"--evaltasks-changed: {exc}") from None
     template = options.run.chat_template
     template_path = root / template if template and (root / template).is_file() else None
-    changes = select_changed(registry, files, since, root, options.snapshot_dir, template_path)
+    changes = select_changed(registry, changed, root, options.snapshot_dir, template_path)
     requests = [request for request in plan.requests if request.name in changes.selected]
     return replace(plan, requests=requests), changes
 
@@ -223,7 +232,18 @@ def _with_base_labels(
     return replace(plan, requests=[*kept, *extra])
 
 
-def _fresh_builds(options: Options, root: Path) -> FreshBuilds:
+def _project_folder(root: Path) -> Path:
+    """Where the project's files live: the git checkout holding the root (a monorepo's helpers
+    may sit beside it), else the root itself."""
+    from .git import GitError, toplevel
+
+    try:
+        return toplevel(root)
+    except GitError:
+        return root
+
+
+def _fresh_builds(options: Options, root: Path, within: Path) -> FreshBuilds:
     """The fresh-process builder of this run (its processes start only when asked for)."""
     from .builds import FreshBuilds
 
@@ -232,6 +252,7 @@ def _fresh_builds(options: Options, root: Path) -> FreshBuilds:
         custom_tasks=options.custom_tasks,
         data_dir=options.data_dir,
         root=root,
+        within=within,
         run=options.run,
         template=options.template_source,
         lint=options.lint != "off",
@@ -424,6 +445,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     context = config.stash.get(CONTEXT_KEY, None)
     if context is not None:
         context.fresh.close()
+        nothing = context.changes is not None and context.plan.size == 0
+        if nothing and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK  # a change that touches no task: success
     if context is None or context.options.report is None or hasattr(config, "workerinput"):
         return
     from .report import markdown, write
@@ -453,9 +477,13 @@ def pytest_terminal_summary(
     context = config.stash[CONTEXT_KEY]
     summary = RunSummary([result for result, _ in config.stash.get(RESULTS_KEY, [])])
     broken = _broken_outside_run(context)
-    if not summary.results and not broken:
+    changes = context.changes
+    nothing = changes is not None and context.plan.size == 0
+    if not summary.results and not broken and not nothing:
         return
     terminalreporter.section("evaltasks")
+    if changes is not None and nothing:
+        terminalreporter.line(changes.describe(), green=True)
     for line, colour in summary.lines():
         terminalreporter.line(line, **({colour: True} if colour else {}))
     for line in broken:

@@ -328,7 +328,12 @@ class _Builds:
         """Build the task in this process (a second call builds it again)."""
         context = self.context
         return build_here(
-            context.registry, self.item.request, context.options.run, context.template, context.root
+            context.registry,
+            self.item.request,
+            context.options.run,
+            context.template,
+            context.root,
+            context.within,
         )
 
     def fresh(self, hash_seed: int, docs_shown: int) -> FreshBuild:
@@ -355,15 +360,24 @@ class ModuleItem(CheckItem):
         result = self._start("module")
         result.headline = f"task module {self.name} failed to import"
         try:
-            raise CheckFailed(
-                FailureReport(
-                    f"{result.headline}; its tasks are not checked. Fix the error (or keep "
-                    f"the file out of the task folder):",
-                    self.module.error.rstrip().split("\n"),
-                )
+            report = FailureReport(
+                f"{result.headline}; its tasks are not checked. Fix the error (or keep "
+                f"the file out of the task folder):",
+                self.module.error.rstrip().split("\n"),
             )
+            result.details = self._tail(report.body, DETAILS_CAP)  # the exception is last
+            raise CheckFailed(report)
         finally:
             self._finish()
+
+    @staticmethod
+    def _tail(lines: list[str], cap: int) -> list[str]:
+        """At most `cap` lines: the first, a note of the cut, and the last ones (where a
+        traceback names its exception)."""
+        if len(lines) <= cap:
+            return list(lines)
+        kept = cap - 2
+        return [lines[0], f"... {len(lines) - 1 - kept} lines cut ...", *lines[-kept:]]
 
 
 class UnusableItem(CheckItem):
@@ -402,8 +416,20 @@ class OrphanItem(CheckItem):
             self._finish()
 
     def _check(self, context: RunContext, result: ItemResult) -> None:
+        label = self.orphan.label
+        result.details = [
+            f"snapshot file: {self.name}",
+            f"records task: {label!r}" if label is not None else "records no readable task",
+            f"why it is an orphan: it {self.orphan.reason}",
+        ]
+        if context.plan.broken:
+            result.details.append(
+                f"{len(context.plan.broken)} task module(s) failed to import in this run; one "
+                f"of them may define its task"
+            )
         if context.options.update and self.orphan.label is not None:
             if context.plan.broken:
+                result.details.append("not deleted by --snapshot-update, for that reason")
                 raise CheckFailed(
                     FailureReport(
                         f"{result.headline}; not deleted, because a task module failed to "
@@ -419,6 +445,7 @@ class OrphanItem(CheckItem):
             if self.orphan.label is None
             else "delete it with --snapshot-update, or restore its task"
         )
+        result.details.append(f"what to do: {advice}")
         raise CheckFailed(FailureReport(f"{result.headline}; {advice}", []))
 
 

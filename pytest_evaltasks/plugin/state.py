@@ -31,6 +31,8 @@ class RunContext:
     plan: RunPlan
     template: ChatTemplate | None
     root: Path
+    within: Path
+    """The folder project files live in: the git checkout holding the root, else the root."""
     fresh: FreshBuilds
     changes: Changes | None = None
     base: FilesAt | None = None

@@ -24,7 +24,7 @@ The rules, in order:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from .facts import DEFAULT_DOCS_SHOWN, FORMAT_VERSION, SnapshotFacts
 from .failure import FailureReport, bounded, failure_report
@@ -478,7 +478,7 @@ def _keep(
     the file is what the gate compared); an update may lay it out anew."""
     mode, old = state.mode, working.facts
     checked = (built.size, old.num_docs) if built.partial else None
-    common = dict(
+    common: dict[str, Any] = dict(
         warnings=tuple(state.warnings),
         built=built,
         version_before=old.version,
@@ -487,9 +487,30 @@ def _keep(
         hash_seed=seed,
     )
     if built.partial:
-        return Decision(Outcome.UNCHANGED, True, verdict.headline, **common)  # type: ignore[arg-type]
+        return Decision(Outcome.UNCHANGED, True, verdict.headline, **common)
     edited = recorded_shown_text(working.text) != built.shown_text(old.docs_shown)
     relaid = shown != old.docs_shown or old.hash_seed != seed
+    moved = old.inputs != built.facts.inputs
+    if moved and not mode.update:
+        added = sorted(set(built.facts.inputs) - set(old.inputs))
+        gone = sorted(set(old.inputs) - set(built.facts.inputs))
+        what = "; ".join(
+            part
+            for part in (
+                f"now reads {', '.join(added[:5])}" if added else "",
+                f"no longer reads {', '.join(gone[:5])}" if gone else "",
+            )
+            if part
+        )
+        headline = (
+            f"{state.label}: the files its code reads changed ({what}); its prompts did not. "
+            f"Changed-only runs select tasks by these files: record them with --snapshot-update"
+        )
+        return Decision(
+            Outcome.INPUTS, False, headline, report=FailureReport(headline, []), **common
+        )
+    if moved:
+        return Decision(Outcome.INPUTS, True, verdict.headline, write=built.text(shown), **common)
     if edited and not mode.update:
         headline = (
             f"{state.label}: the snapshot file's text differs from what this run lays out, "
@@ -502,11 +523,11 @@ def _keep(
             built.text(old.docs_shown),
             lambda label: None,
         )
-        return Decision(Outcome.EDITED, False, headline, report=report, **common)  # type: ignore[arg-type]
+        return Decision(Outcome.EDITED, False, headline, report=report, **common)
     if mode.update and (edited or relaid):
         outcome = Outcome.EDITED if edited else Outcome.UNCHANGED
-        return Decision(outcome, True, verdict.headline, write=built.text(shown), **common)  # type: ignore[arg-type]
-    return Decision(Outcome.UNCHANGED, True, verdict.headline, **common)  # type: ignore[arg-type]
+        return Decision(outcome, True, verdict.headline, write=built.text(shown), **common)
+    return Decision(Outcome.UNCHANGED, True, verdict.headline, **common)
 
 
 def _finish(
@@ -521,7 +542,7 @@ def _finish(
     old = working.facts if working is not None else None
     warnings = [*state.warnings, *verdict.warnings]
     changed = len(verdict.docs.all) or (1 if verdict.fields else 0)
-    common = dict(
+    common: dict[str, Any] = dict(
         built=built,
         changed_docs=changed,
         version_before=old.version if old is not None else None,
@@ -535,10 +556,10 @@ def _finish(
             verdict.headline,
             write=built.text(shown),
             warnings=tuple(warnings),
-            **common,  # type: ignore[arg-type]
+            **common,
         )
     if verdict.passes:
-        return Decision(verdict.outcome, True, verdict.headline, warnings=tuple(warnings), **common)  # type: ignore[arg-type]
+        return Decision(verdict.outcome, True, verdict.headline, warnings=tuple(warnings), **common)
     old_text = (
         normalise(working.text)
         if working is not None and old is not None and old.format_version == FORMAT_VERSION
@@ -557,5 +578,5 @@ def _finish(
         verdict.headline,
         report=report,
         warnings=tuple(warnings),
-        **common,  # type: ignore[arg-type]
+        **common,
     )

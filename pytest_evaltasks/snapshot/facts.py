@@ -7,7 +7,8 @@ diff), and read back by `parse`.
     [task]           the task's coordinates, settings and scoring: a change here is content
     [settings]       run options that shape the rendered prompts (system prompt, template)
     [layout]         presentation only (docs shown in full): never a reason to pass or fail
-    [fingerprint]    one hash over the three sections above that are compared
+    [inputs]         the project files the task's code read: what changed-only runs select by
+    [fingerprint]    one hash over every section above but the layout
     [doc hashes]     one hash per doc, sorted by label, so a change names its docs
 
 Every value is machine-independent: paths inside the root directory are recorded relative to
@@ -82,6 +83,9 @@ class SnapshotFacts:
     settings: dict[str, str]
     layout: dict[str, str]
     hashes: dict[str, str] | str
+    inputs: tuple[str, ...] = ()
+    """The project files the task's code read (relative to the root, sorted): what a
+    changed-only run selects it by. Not content: a changed list is named as such."""
 
     @cached_property
     def doc_hashes(self) -> dict[str, str]:
@@ -157,6 +161,8 @@ def content_fingerprint(facts: SnapshotFacts) -> str:
     lines += [f"{key}: {value}" for key, value in facts.task.items()]
     lines.append("[settings]")
     lines += [f"{key}: {value}" for key, value in facts.settings.items()]
+    lines.append("[inputs]")
+    lines += list(facts.inputs)
     lines.append("[doc hashes]")
     text = "\n".join(lines) + "\n" + facts.hash_text
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -173,6 +179,7 @@ class BuiltSnapshot:
         template: ChatTemplate | None,
         root: Path | None,
         hash_seed: int | None = None,
+        inputs: tuple[str, ...] = (),
     ) -> None:
         self.task = task
         self.result = result
@@ -198,6 +205,7 @@ class BuiltSnapshot:
             settings=settings.recorded(),
             layout={},
             hashes=dict(sorted(hashes.items(), key=lambda item: label_key(item[0]))),
+            inputs=tuple(escape_line(path) for path in sorted(inputs)),
         )
 
     @property
@@ -265,9 +273,11 @@ def build_snapshot(
     template: ChatTemplate | None = None,
     root: Path | None = None,
     hash_seed: int | None = None,
+    inputs: tuple[str, ...] = (),
 ) -> BuiltSnapshot:
-    """Fingerprint every doc of a finished task run."""
-    return BuiltSnapshot(task, result, settings, template, root, hash_seed)
+    """Fingerprint every doc of a finished task run; `inputs` are the project files its code
+    read, relative to the root."""
+    return BuiltSnapshot(task, result, settings, template, root, hash_seed, inputs)
 
 
 def _with_hash_seed(header: dict[str, str], hash_seed: int) -> dict[str, str]:

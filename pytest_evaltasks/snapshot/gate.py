@@ -33,6 +33,9 @@ class Outcome(StrEnum):
     BASE = "changed since the base without a version bump"
     DELETED = "snapshot deleted since the base"
     UNREADABLE = "snapshot file unreadable"
+    INPUTS = "inputs changed"
+    """Content unchanged, but the files the task reads are not those recorded (a helper moved):
+    a changed-only run selects by the recorded list, so it must be current."""
     EDITED = "snapshot text edited"
     """Content matches, but the file's text is not what this run lays out (a hand edit)."""
     NEW = "new"

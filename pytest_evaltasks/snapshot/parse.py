@@ -17,8 +17,11 @@ from enum import StrEnum
 from .facts import FORMAT_VERSION, READABLE_FORMATS, SnapshotFacts, label_key
 from .layout import FIRST_LINE
 
-SECTIONS = ("task", "settings", "layout", "fingerprint")
-"""The `key: value` sections, in the order the writer lays them out."""
+SECTIONS = ("task", "settings", "layout", "inputs", "fingerprint")
+"""The sections before the doc hashes, in the order the writer lays them out; all hold
+`key: value` lines but `[inputs]`, which holds one path per line (format 3 on)."""
+
+LISTS = frozenset({"inputs"})
 
 _CONFLICT = re.compile(r"^(<{7} |={7}$|>{7} )", re.MULTILINE)
 _HASHES_HEADER = re.compile(r"\[doc hashes\] (\d+) docs, by id")
@@ -58,6 +61,8 @@ class Head:
     format_version: int
     sections: dict[str, dict[str, str]]
     hashes_at: int
+    lists: dict[str, list[str]]
+    """The sections that hold one item per line (`[inputs]`)."""
     """Offset of the `[doc hashes]` line, or -1 when the text ends before it."""
 
 
@@ -90,6 +95,8 @@ def parse_head(text: str, complete: bool = True) -> Head:
     head = text if hashes_at == -1 else text[: hashes_at + 1]
     sections: dict[str, dict[str, str]] = {}
     current: dict[str, str] | None = None
+    listed: list[str] | None = None
+    lists: dict[str, list[str]] = {}
     for number, line in enumerate(head.split("\n")[1:], start=2):
         if not line or (line.startswith("#") and current is None):
             continue
@@ -100,9 +107,15 @@ def parse_head(text: str, complete: bool = True) -> Head:
             if name in sections:
                 raise _edited(f"the [{name}] section appears twice (line {number})")
             current = sections[name] = {}
+            listed = None
+            if name in LISTS:
+                listed = lists[name] = []
             continue
         if current is None:
             raise _edited(f"line {number} is outside any section")
+        if listed is not None:
+            listed.append(line)
+            continue
         key, sep, value = line.partition(": ")
         if not sep:
             if not line.endswith(":"):
@@ -112,16 +125,17 @@ def parse_head(text: str, complete: bool = True) -> Head:
             raise _edited(f"the key {key!r} appears twice (line {number})")
         current[key] = value
     if complete:
-        order = [name for name in SECTIONS if name in sections]
-        if order != list(sections) or len(order) != len(SECTIONS) or hashes_at == -1:
-            missing = [f"[{name}]" for name in SECTIONS if name not in sections]
+        expected = [name for name in SECTIONS if version >= 3 or name not in LISTS]
+        order = [name for name in expected if name in sections]
+        if order != list(sections) or len(order) != len(expected) or hashes_at == -1:
+            missing = [f"[{name}]" for name in expected if name not in sections]
             if hashes_at == -1:
                 missing.append("[doc hashes]")
             raise _edited(
                 f"its sections are missing or out of order ({', '.join(missing) or 'order'}): "
                 f"it is truncated or edited"
             )
-    return Head(version, sections, hashes_at)
+    return Head(version, sections, hashes_at, lists)
 
 
 def _format_version(text: str) -> int:
@@ -165,6 +179,7 @@ def parse_snapshot(text: str) -> SnapshotFacts:
         settings=head.sections["settings"],
         layout=head.sections["layout"],
         hashes=hash_text,
+        inputs=tuple(head.lists.get("inputs", ())),
     )
     _check_agreement(facts, int(declared.group(1)), head.sections["fingerprint"])
     return facts
@@ -187,6 +202,8 @@ def _check_agreement(facts: SnapshotFacts, declared: int, fingerprint: dict[str,
         raise _edited("a doc label appears twice in [doc hashes]")
     if labels != sorted(labels, key=label_key):
         raise _edited("its [doc hashes] are not in label order")
+    if list(facts.inputs) != sorted(set(facts.inputs)):
+        raise _edited("its [inputs] are not sorted, or list a file twice")
     total = facts.total_docs
     if facts.format_version == FORMAT_VERSION and total != declared:
         raise _edited(f"its [task] says docs: {facts.task.get('docs')}, but it hashes {declared}")

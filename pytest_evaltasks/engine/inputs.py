@@ -1,0 +1,246 @@
+"""What a task's code reads: the modules it imports and the files it opens, observed as it runs.
+
+A changed-only run must select a task whenever anything it reads changed. The syntax of its
+imports is not enough: a prompt function imports helpers when it is called, a module uses
+`importlib.import_module` or `__import__(name, fromlist=...)`, reads a `template.json` at import
+or at call time, and `conftest.py` may have imported a helper before any recording began.
+So three things are observed:
+
+- every call of `builtins.__import__` and `importlib.import_module` while a recorder is active
+  (cached modules included: the statement runs, so it is seen);
+- every file opened in the process once this module is first used (an audit hook), attributed
+  to the project file whose code opened it (the innermost frame of a project file), and, while
+  a recorder is active, to the recorder too;
+- the import statements of every project module reached (read from its source), which covers
+  modules that were loaded before recording began.
+
+`inputs_of` turns these into the project files a task reads. All of it is an over-approximation
+by design: a file that might be read counts as read.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import functools
+import importlib
+import importlib.util
+import os
+import sys
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+_INSTALLED = ("site-packages", "dist-packages")
+_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
+"""This package's own folder: its code reads data for a task, but is not the task's code."""
+
+_lock = threading.Lock()
+_active: list[InputRecorder] = []
+_opened_by: dict[str, set[str]] = {}
+"""Code file -> files its code opened, for the whole process since the hook was installed."""
+_hook_installed = False
+_original_import: Any = None
+_original_import_module: Any = None
+
+
+def install() -> None:
+    """Start observing file opens for the rest of the process (an audit hook cannot be removed;
+    it costs a string check per open when no recorder is active)."""
+    global _hook_installed
+    with _lock:
+        if not _hook_installed:
+            sys.addaudithook(_audit)
+            _hook_installed = True
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event != "open" or not args:
+        return
+    path = args[0]
+    if isinstance(path, int) or path is None:
+        return
+    try:
+        opened = os.path.abspath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return
+    if any(part in opened for part in _INSTALLED) or "__pycache__" in opened:
+        return
+    for recorder in _active:
+        recorder.files.add(opened)
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if (
+            filename.endswith(".py")
+            and not filename.startswith(_PACKAGE_DIR)
+            and not any(part in filename for part in _INSTALLED)
+            and os.path.isabs(filename)
+            and not filename.startswith(sys.prefix)
+            and not filename.startswith(sys.base_prefix)
+        ):
+            _opened_by.setdefault(filename, set()).add(opened)
+            return
+        frame = frame.f_back  # type: ignore[assignment]
+
+
+class InputRecorder:
+    """Records, while active, every import call and every file opened (any thread's opens
+    count: an over-approximation)."""
+
+    def __init__(self, importer: str | None = None) -> None:
+        self.importer = importer
+        self.modules: set[str] = set()
+        self.edges: dict[str, set[str]] = {}
+        """Module name -> modules it imported (by the importing code's `__name__`)."""
+        self.files: set[str] = set()
+        self.failed: str | None = None
+
+    def __enter__(self) -> InputRecorder:
+        install()
+        global _original_import, _original_import_module
+        with _lock:
+            if not _active:
+                _original_import = builtins.__import__
+                _original_import_module = importlib.import_module
+                builtins.__import__ = _import  # type: ignore[assignment]
+                importlib.import_module = _import_module
+            _active.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with _lock:
+            _active.remove(self)
+            if not _active:
+                builtins.__import__ = _original_import
+                importlib.import_module = _original_import_module
+
+    def _seen(self, importer: str | None, target: str, fromlist: Any) -> None:
+        self.modules.add(target)
+        if importer:
+            edges = self.edges.setdefault(importer, set())
+            edges.add(target)
+        for item in fromlist or ():
+            if isinstance(item, str) and f"{target}.{item}" in sys.modules:
+                self.modules.add(f"{target}.{item}")
+                if importer:
+                    self.edges[importer].add(f"{target}.{item}")
+
+
+def _import(
+    name: str,
+    globals: dict[str, Any] | None = None,
+    locals: Any = None,
+    fromlist: Any = (),
+    level: int = 0,
+) -> Any:
+    target = _absolute(name, globals, level)
+    try:
+        module = _original_import(name, globals, locals, fromlist, level)
+    except ImportError:
+        for recorder in _active:
+            recorder.failed = recorder.failed or target
+        raise
+    importer = (globals or {}).get("__name__")
+    for recorder in list(_active):
+        recorder._seen(importer if isinstance(importer, str) else None, target, fromlist)
+    return module
+
+
+def _import_module(name: str, package: str | None = None) -> Any:
+    module = _original_import_module(name, package)
+    try:
+        target = importlib.util.resolve_name(name, package) if name.startswith(".") else name
+    except (ImportError, ValueError):
+        target = name
+    frame = sys._getframe(1)
+    importer = frame.f_globals.get("__name__")
+    for recorder in list(_active):
+        recorder._seen(importer if isinstance(importer, str) else None, target, ())
+    return module
+
+
+def _absolute(name: str, globals: dict[str, Any] | None, level: int) -> str:
+    """The absolute name of an import, relative ones resolved against the importer."""
+    if level == 0:
+        return name
+    package = (globals or {}).get("__package__") or ""
+    try:
+        return importlib.util.resolve_name("." * level + name, package)
+    except (ImportError, ValueError):
+        return name
+
+
+def module_file(name: str) -> str | None:
+    """The source file of a loaded module (a package's `__init__.py`), or None."""
+    module = sys.modules.get(name)
+    path = getattr(module, "__file__", None)
+    return os.path.abspath(path) if isinstance(path, str) else None
+
+
+def _project(path: str, within: str) -> bool:
+    """A file of the project: under `within`, not installed, not this package's own code."""
+    return (
+        (path == within or path.startswith(within.rstrip(os.sep) + os.sep))
+        and not any(part in path for part in _INSTALLED)
+        and not path.startswith(_PACKAGE_DIR + os.sep)
+    )
+
+
+def inputs_of(modules: Iterable[str], files: Iterable[str], within: Path) -> set[str]:
+    """The project files reached from `modules` (imported) and `files` (opened): every project
+    module in their import closure, and every file their code opened. Absolute paths."""
+    base = str(within.resolve())
+    found: set[str] = set()
+    stack = [path for name in modules if (path := module_file(name)) is not None]
+    stack += [path for path in files]
+    while stack:
+        path = stack.pop()
+        if path in found or not _project(path, base):
+            continue
+        found.add(path)
+        stack.extend(_opened_by.get(path, ()))
+        if path.endswith(".py"):
+            stack.extend(
+                module_path
+                for name in static_imports(path, _package_of(path))
+                if (module_path := module_file(name)) is not None
+            )
+    return found
+
+
+def _package_of(path: str) -> str:
+    """The package a loaded module file belongs to, for its relative imports."""
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == path:
+            return str(getattr(module, "__package__", "") or "")
+    return ""
+
+
+def static_imports(path: str, package: str) -> set[str]:
+    """Every module an import statement of the file names (relative ones resolved), and each
+    `from X import name` also as `X.name` (which may be a submodule)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return set()
+    return set(_static_imports(path, package, stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=4096)
+def _static_imports(path: str, package: str, mtime: int, size: int) -> frozenset[str]:
+    try:
+        tree = ast.parse(Path(path).read_bytes(), path)
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _absolute(node.module or "", {"__package__": package}, node.level)
+            if base:
+                names.add(base)
+            names.update(f"{base}.{alias.name}" if base else alias.name for alias in node.names)
+    return frozenset(names)
