@@ -173,10 +173,22 @@ def _absolute(name: str, globals: dict[str, Any] | None, level: int) -> str:
 
 
 def module_file(name: str) -> str | None:
-    """The source file of a loaded module (a package's `__init__.py`), or None."""
+    """The source file of a module (a package's `__init__.py`), or None: a loaded module's
+    file, else where importing it would find it (without importing it; only when its parent
+    package, if any, is loaded, so that nothing is executed to find it)."""
     module = sys.modules.get(name)
-    path = getattr(module, "__file__", None)
-    return os.path.abspath(path) if isinstance(path, str) else None
+    if module is not None:
+        path = getattr(module, "__file__", None)
+        return os.path.abspath(path) if isinstance(path, str) else None
+    parent = name.rpartition(".")[0]
+    if parent and parent not in sys.modules:
+        return None
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    origin = getattr(spec, "origin", None)
+    return os.path.abspath(origin) if isinstance(origin, str) and os.path.isfile(origin) else None
 
 
 def _project(path: str, within: str) -> bool:

@@ -70,36 +70,59 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 
 def _save_data(config: pytest.Config) -> int:
-    """`--evaltasks-save-data N`: write slices of the requested tasks' datasets, then exit."""
+    """`--evaltasks-save-data N`: write slices of the requested tasks' datasets, then exit.
+
+    Every slice is loaded and checked before any is written, so an error leaves the data root
+    as it was; tasks reading one data source share one slice."""
     from _pytest.config import create_terminal_writer
 
-    from ..engine.data_slices import save_slice, splits_read
+    from ..engine.data_slices import PreparedSlice, SliceSource, prepare_slice, write_slice
+    from ..files import WriteError
 
     options = resolve_options(config)
     if options.spec is None:
         raise pytest.UsageError("--evaltasks-save-data needs --evaltasks to name the tasks")
-    if config.option.evaltasks_save_data < 1:
-        raise pytest.UsageError(
-            f"--evaltasks-save-data must be at least 1, got {config.option.evaltasks_save_data}"
-        )
+    count = config.option.evaltasks_save_data
+    if count < 1:
+        raise pytest.UsageError(f"--evaltasks-save-data must be at least 1, got {count}")
     registry = _build_registry(options)
     writer = create_terminal_writer(config)
-    datasets: dict[tuple[str, str | None, str | None], tuple[TaskRequest, Task, list[str]]] = {}
+    slices: dict[Path, tuple[TaskRequest, SliceSource]] = {}
+    problems: list[str] = []
     for request in _plan(registry, options).requests:
-        task = registry.make_task(request)
-        key = (task.config.hf_repo, task.config.hf_subset, task.config.hf_revision)
-        first = datasets.setdefault(key, (request, task, []))
-        first[2].extend(split for split in splits_read(task) if split not in first[2])
-    for request, task, splits in datasets.values():
         try:
-            slice_ = save_slice(task, options.data_dir, config.option.evaltasks_save_data, splits)
+            task: Task = registry.make_task(request)
+            source = SliceSource.for_task(task, options.data_dir)
+            slices.setdefault(source.directory, (request, source))[1].add(task)
         except EvalTaskError as exc:
+            problems.append(f"{request.label}: {exc}")
+    prepared: list[tuple[TaskRequest, PreparedSlice]] = []
+    for request, source in slices.values():
+        try:
+            prepared.append((request, prepare_slice(source, count, config.rootpath)))
+        except EvalTaskError as exc:
+            problems.append(f"{request.label}: {exc}")
+    if problems:
+        for problem in problems:
+            writer.line(problem, red=True)
+        writer.line(f"nothing was saved: {_shown(options.data_dir)} is as it was", red=True)
+        return 1
+    for request, item in prepared:
+        try:
+            saved = write_slice(item)
+        except WriteError as exc:
             writer.line(f"{request.label}: {exc}", red=True)
             return 1
         rows = ", ".join(
-            f"{split} {count} of {slice_.sizes[split]}" for split, count in slice_.rows.items()
+            f"{split} {rows} of {saved.sizes[split]}" for split, rows in saved.rows.items()
         )
-        writer.line(f"{request.label}: saved {rows} rows to {_shown(slice_.directory)}")
+        skipped = (
+            f"; {', '.join(saved.skipped)} not saved (not in the dataset; read only at more "
+            f"than 0 shots)"
+            if saved.skipped
+            else ""
+        )
+        writer.line(f"{request.label}: saved {rows} rows to {_shown(saved.directory)}{skipped}")
     return 0
 
 
@@ -146,6 +169,12 @@ def pytest_configure(config: pytest.Config) -> None:
     options = resolve_options(config, node_ids)
     if options.problems:
         raise pytest.UsageError("\n".join(options.problems))
+    if options.report is not None:
+        from .report import destination_problems
+
+        unwritable = destination_problems(options.report)
+        if unwritable:
+            raise pytest.UsageError("\n".join(unwritable))
     registry = _build_registry(options)
     plan = _plan(registry, options)
     template, options = _load_template(options, config.rootpath)
@@ -450,14 +479,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             session.exitstatus = pytest.ExitCode.OK  # a change that touches no task: success
     if context is None or context.options.report is None or hasattr(config, "workerinput"):
         return
-    from .report import markdown, write
+    from .report import publish, selection_of, show_problems
     from .summary import RunSummary
 
     collected = config.stash.get(RESULTS_KEY, [])
     summary = RunSummary([result for result, _ in collected])
     outcomes = {result.label: outcome for result, outcome in collected}
-    mode = "update" if context.options.update else "compare"
-    write(context.options.report, markdown(summary, outcomes, mode))
+    problems = publish(context.options.report, summary, outcomes, selection_of(context))
+    if problems:  # checked before the run, so rare: said in the terminal, the exit code kept
+        show_problems(config, problems)
 
 
 def pytest_terminal_summary(

@@ -224,6 +224,8 @@ class TaskItem(CheckItem):
         if decision.write is not None:
             self._write(decision.write, result)
         findings = self._lint(context, decision, result)
+        if decision.passes and decision.report is not None:
+            result.details = decision.report.body[:DETAILS_CAP]  # a reviewed change, reported
         if not decision.passes:
             assert decision.report is not None
             report = decision.report

@@ -1,83 +1,440 @@
-"""`--evaltasks-report PATH`: the run as Markdown, for a pull request.
+"""`--evaltasks-report=PATH`: the run as Markdown, for a pull request and a job summary.
 
-A table of every item (outcome, changed docs, version before and after), the lint findings, and
-per task the readable failure from the gate inside a collapsed `<details>` block, capped in size
-with a note of what was cut. With `GITHUB_STEP_SUMMARY` set, the same text is appended there,
-so a GitHub Actions job shows it on its summary page.
+It starts with why these items ran (the task string, `--evaltasks-changed`, `--evaltasks-base`)
+and the run summary, then a table of every item (failures first: outcome, changed docs,
+version before and after), the lint findings, and each failure in a collapsed `<details>`
+block: its prompt diff in a `diff` fence, a broken module's import traceback, why a snapshot is
+an orphan. Tasks that changed the same way (one template edit across 57 MMLU subjects) share
+one block: one diff and the list of tasks.
+
+The file stays within a pull-request comment (65,536 characters); what is appended to
+`$GITHUB_STEP_SUMMARY` within GitHub's 1 MiB. Passing rows and lint lines are cut before
+failure details, and every cut says what was cut. Both destinations are checked before the run
+(`destination_problems`); a write that still fails is a warning in the terminal summary, never
+an INTERNALERROR.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
 
 from ..files import write_atomic
 from .summary import ItemResult, RunSummary, count
 
+if TYPE_CHECKING:
+    from .state import RunContext
+
+REPORT_CHARS = 65_536
+"""The report file's size cap: what one pull-request comment holds."""
+SUMMARY_BYTES = 1_048_576
+"""GitHub's cap on a job step's summary (UTF-8 bytes, whatever else the step appended)."""
 DETAILS_LINES = 60
-"""Lines of one task's failure shown in its `<details>` block."""
-TOTAL_CHARS = 400_000
-"""The report's size cap (GitHub's step summary takes up to 1 MiB)."""
+"""Lines of one failure shown in its `<details>` block."""
+RESERVE = 2_000
+"""Room kept for the table header, the section headings and the notes of what was cut."""
+GIST_CHARS = 60
+"""Characters of each side of a group's one-line gist."""
+ENV = "GITHUB_STEP_SUMMARY"
 
 
-def markdown(summary: RunSummary, outcomes: dict[str, str], mode: str) -> str:
-    """The report. `outcomes` maps an item's label to pytest's outcome (passed, failed)."""
-    results = summary.results
-    lines = [f"## pytest-evaltasks: {count(len(results), 'item')} checked ({mode} mode)", ""]
-    lines += [line for line, _ in summary.lines()]
+@dataclass(frozen=True)
+class Selection:
+    """Why these items ran, as the run header says it: plain data for `markdown`."""
+
+    mode: str = "compare"
+    spec: str | None = None
+    """The `--evaltasks` value; None: the node ids given chose the tasks."""
+    tasks: int = 0
+    """Tasks planned."""
+    broken: int = 0
+    orphans: int = 0
+    changed: str | None = None
+    """`--evaltasks-changed`: which tasks a change since the revision selected, and why."""
+    base_ref: str | None = None
+    """`--evaltasks-base`: the revision whose snapshots each task is also judged against."""
+
+
+def selection_of(context: RunContext) -> Selection:
+    """The selection facts of a run."""
+    options = context.options
+    plan = context.plan
+    return Selection(
+        mode="update" if options.update else "compare",
+        spec=options.spec,
+        tasks=len(plan.requests),
+        broken=len(plan.broken),
+        orphans=len(plan.orphans),
+        changed=context.changes.describe() if context.changes is not None else None,
+        base_ref=context.base.ref if context.base is not None else None,
+    )
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A size cap, in characters or in UTF-8 bytes."""
+
+    limit: int
+    in_bytes: bool = False
+
+    def size(self, text: str) -> int:
+        """The size of `text` in this budget's unit."""
+        return len(text.encode("utf-8")) if self.in_bytes else len(text)
+
+    def describe(self) -> str:
+        """`65,536 characters`."""
+        return f"{self.limit:,} {'bytes' if self.in_bytes else 'characters'}"
+
+    @property
+    def names(self) -> int:
+        """How many task names a group's list shows."""
+        return max(10, self.limit // 400)
+
+    @property
+    def bumps(self) -> int:
+        """How many task names the list of version bumps shows (the table has them too)."""
+        return max(10, self.limit // 1000)
+
+
+REPORT_BUDGET = Budget(REPORT_CHARS)
+
+
+def markdown(
+    summary: RunSummary,
+    outcomes: Mapping[str, str],
+    selection: Selection | None = None,
+    budget: Budget = REPORT_BUDGET,
+) -> str:
+    """The report, within `budget`. `outcomes` maps an item's label to pytest's outcome
+    (passed, failed)."""
+    selection = selection or Selection()
+    results = sorted(summary.results, key=lambda result: _order(result, outcomes))
+    if not results:
+        text = _nothing_ran(selection)
+    else:
+        text = ""
+        for reserve in (RESERVE, 4 * RESERVE, budget.limit // 2):
+            text = _fitted(summary, results, outcomes, selection, budget, reserve)
+            if budget.size(text) <= budget.limit:
+                return text
+    return text if budget.size(text) <= budget.limit else _hard_cut(text, budget)
+
+
+_KINDS = {"task": 0, "module": 1, "orphan": 2}
+
+
+def _order(result: ItemResult, outcomes: Mapping[str, str]) -> tuple[int, int, str]:
+    """Failures first; then tasks, broken modules, orphans; then by label (the same order
+    serially and under xdist, whatever order the reports arrive in)."""
+    return (not _failed(result, outcomes), _KINDS.get(result.kind, 3), result.label)
+
+
+def _failed(result: ItemResult, outcomes: Mapping[str, str]) -> bool:
+    return outcomes.get(result.label, "failed") != "passed"
+
+
+def _nothing_ran(selection: Selection) -> str:
+    """No item reported: the selection, and why nothing was checked."""
+    lines = [f"## pytest-evaltasks: nothing checked ({selection.mode} mode)", ""]
+    lines += _selection_lines(selection)
+    if selection.changed is not None:
+        sentence = selection.changed
+        if not sentence.rstrip().endswith("nothing to check"):
+            sentence = f"{sentence}: nothing to check"
+    else:
+        sentence = "no evaltasks item ran: none was selected, or the run stopped before any"
+    lines += ["", _text(_clip(sentence))]
+    return "\n".join(lines) + "\n"
+
+
+def _selection_lines(selection: Selection) -> list[str]:
+    """Why these items ran, as bullets."""
+    what = _code(selection.spec) if selection.spec is not None else "the node ids given"
+    extra = []
+    if selection.broken:
+        extra.append(count(selection.broken, "broken task module"))
+    if selection.orphans:
+        extra.append(count(selection.orphans, "orphan snapshot"))
+    lines = [
+        f"- {count(selection.tasks, 'task')} from {what}"
+        + (f" and {', '.join(extra)}" if extra else "")
+        + f" ({selection.mode} mode)"
+    ]
+    if selection.changed is not None:
+        lines.append(f"- changed only (`--evaltasks-changed`): {_text(_clip(selection.changed))}")
+    if selection.base_ref is not None:
+        lines.append(
+            f"- also judged against the snapshots at {_code(selection.base_ref)} "
+            f"(`--evaltasks-base`): a prompt change since then needs a version bump"
+        )
+    return lines
+
+
+def _summary_lines(summary: RunSummary, budget: Budget) -> list[str]:
+    """The terminal's summary lines as bullets; the version bumps as one capped list."""
+    lines: list[str] = []
+    labels: list[str] = []
+    for line, colour in summary.lines():
+        if line.startswith("  "):
+            labels.append(line.strip())
+            continue
+        lines.append(f"- **{_text(line)}**" if colour else f"- {_text(line)}")
+    if labels and lines:
+        lines[-1] += " " + _names(labels, budget.bumps)
+    return lines
+
+
+def _names(labels: list[str], cap: int) -> str:
+    """`a`, `b`, ... and 3 more."""
+    shown = ", ".join(_code(label) for label in labels[:cap])
+    left = len(labels) - cap
+    return f"{shown}, … and {left:,} more" if left > 0 else shown
+
+
+@dataclass(frozen=True)
+class _Block:
+    """One `<details>` block and the number of items it covers."""
+
+    text: str
+    items: int
+
+
+def _fitted(
+    summary: RunSummary,
+    results: list[ItemResult],
+    outcomes: Mapping[str, str],
+    selection: Selection,
+    budget: Budget,
+    reserve: int,
+) -> str:
+    """The report with as much as fits in `budget` less `reserve`: failing rows (up to half),
+    failure details, the remaining failing rows, passing rows, then lint lines."""
+    failing = [result for result in results if _failed(result, outcomes)]
+    failing_rows = [_row(result, outcomes) for result in failing]
+    passing_rows = [_row(result, outcomes) for result in results if not _failed(result, outcomes)]
+    lint = [
+        f"- {_code(result.label)}: {_text(finding)}"
+        for result in results
+        for finding in result.lint
+    ]
+    blocks = _blocks([result for result in failing if result.headline], budget)
+    head = [
+        f"## pytest-evaltasks: {count(len(results), 'item')} checked ({selection.mode} mode)",
+        "",
+        *_selection_lines(selection),
+        *_summary_lines(summary, budget),
+    ]
+    room = _Room(budget.limit - budget.size("\n".join(head)) - reserve, budget)
+    n_failing = room.take(failing_rows, cap=room.left // 2)
+    n_blocks = room.take([block.text for block in blocks])
+    n_failing += room.take(failing_rows[n_failing:])
+    complete = n_failing == len(failing_rows) and n_blocks == len(blocks)
+    n_passing = room.take(passing_rows) if complete else 0  # a few of them tell nothing
+    n_lint = room.take(lint)
+
+    rows_left = len(failing_rows) - n_failing + len(passing_rows) - n_passing
+    failing_left = len(failing_rows) - n_failing
+    items_left = sum(block.items for block in blocks[n_blocks:])
+    cuts = []
+    if rows_left:
+        cuts.append(_count(rows_left, "table row"))
+    if n_blocks < len(blocks):
+        cuts.append(f"the details of {_count(items_left, 'failing item')}")
+    if n_lint < len(lint):
+        cuts.append(_count(len(lint) - n_lint, "lint finding"))
+    lines = head
+    if cuts:
+        lines += [
+            "",
+            f"> **Cut to fit {budget.describe()}**: {', '.join(cuts)} not shown. The pytest "
+            f"output has them all.",
+        ]
     lines += [
         "",
         "| task | result | outcome | changed docs | version |",
         "|---|---|---|---|---|",
+        *failing_rows[:n_failing],
+        *passing_rows[:n_passing],
     ]
-    for result in results:
-        before = result.version_before if result.version_before is not None else "-"
-        after = result.version_after if result.version_after is not None else "-"
-        written = " (written)" if result.written else " (deleted)" if result.deleted else ""
-        lines.append(
-            f"| `{_cell(result.label)}` | {outcomes.get(result.label, '?')} | "
-            f"{result.outcome.value}{written} | {result.changed_docs or ''} | "
-            f"{_cell(before)} → {_cell(after)} |"
-        )
-    linted = [result for result in results if result.lint]
-    if linted:
-        lines += ["", "### Lint findings", ""]
-        for result in linted:
-            lines += [f"- `{_cell(result.label)}`: {finding}" for finding in result.lint]
-    failing = [result for result in results if result.headline and (result.details or
-               outcomes.get(result.label) == "failed")]  # fmt: skip
-    if failing:
-        lines += ["", "### Details", ""]
-        size = sum(len(line) + 1 for line in lines)
-        for position, result in enumerate(failing):
-            block = _details(result)
-            if size + len(block) > TOTAL_CHARS:
-                left = len(failing) - position
-                lines.append(
-                    f"*{left} more tasks not shown: the report is capped at "
-                    f"{TOTAL_CHARS // 1000} kB; see the pytest output.*"
-                )
+    if rows_left:
+        which = f" ({failing_left:,} of them failing)" if failing_left else ""
+        lines += [
+            "",
+            f"*… {rows_left:,} more items not listed{which}; the pytest output has them all.*",
+        ]
+    if lint:
+        lines += ["", "### Lint findings", "", *lint[:n_lint]]
+        if n_lint < len(lint):
+            lines += [
+                "",
+                f"*… {len(lint) - n_lint:,} more lint findings not listed; the pytest output "
+                f"has them all.*",
+            ]
+    if blocks:
+        lines += ["", "### Failures", ""]
+        for block in blocks[:n_blocks]:
+            lines += [block.text, ""]
+        if n_blocks < len(blocks):
+            lines += [
+                f"*… the details of {_count(items_left, 'more failing item')} not shown; the "
+                f"pytest output has them all.*",
+                "",
+            ]
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+class _Room:
+    """What is left of a budget, taken piece by piece (a piece and its newline)."""
+
+    def __init__(self, left: int, budget: Budget) -> None:
+        self.left = max(left, 0)
+        self.budget = budget
+
+    def take(self, pieces: list[str], cap: int | None = None) -> int:
+        """How many of `pieces`, in order, fit (within `cap` of the room, when given)."""
+        allowance = self.left if cap is None else min(cap, self.left)
+        used = taken = 0
+        for piece in pieces:
+            size = self.budget.size(piece) + 2
+            if used + size > allowance:
                 break
-            lines.append(block)
-            size += len(block) + 1
-    return "\n".join(lines) + "\n"
+            used += size
+            taken += 1
+        self.left -= used
+        return taken
 
 
-def _details(result: ItemResult) -> str:
-    """One task's failure, collapsed."""
-    body = result.details[:DETAILS_LINES]
-    cut = len(result.details) - len(body)
-    text = "\n".join(body)
-    fence = "`" * max(3, _longest_backtick_run(text) + 1)
-    note = f"\n\n*{cut} more lines cut; the pytest output has them all.*" if cut > 0 else ""
+def _hard_cut(text: str, budget: Budget) -> str:
+    """Last resort (a budget too small for even the summary): whole lines up to the cap."""
+    note = f"\n\n*… cut to fit {budget.describe()}; the pytest output has it all.*\n"
+    room = budget.limit - budget.size(note)
+    kept: list[str] = []
+    used = 0
+    for line in text.split("\n"):
+        size = budget.size(line) + 1
+        if used + size > room:
+            break
+        kept.append(line)
+        used += size
+    return "\n".join(kept) + note
+
+
+def _row(result: ItemResult, outcomes: Mapping[str, str]) -> str:
+    """One table row."""
+    before = result.version_before if result.version_before is not None else "-"
+    after = result.version_after if result.version_after is not None else "-"
+    written = " (written)" if result.written else " (deleted)" if result.deleted else ""
     return (
-        f"<details><summary><code>{_html(result.label)}</code>: {_html(result.headline)}"
-        f"</summary>\n\n{fence}diff\n{text}\n{fence}{note}\n\n</details>\n"
+        f"| {_code(result.label, table=True)} | {_text(outcomes.get(result.label, '?'))} | "
+        f"{_text(result.outcome.value + written)} | {result.changed_docs or ''} | "
+        f"{_text(before)} → {_text(after)} |"
     )
 
 
+# --- failure details -------------------------------------------------------------------------
+
+
+def _blocks(failing: list[ItemResult], budget: Budget) -> list[_Block]:
+    """One block per failure, except that tasks that failed the same way share one."""
+    groups: dict[object, list[ItemResult]] = {}
+    for position, result in enumerate(failing):
+        key = _group_key(result)
+        groups.setdefault(key if key is not None else position, []).append(result)
+    blocks = []
+    for members in groups.values():
+        if len(members) == 1:
+            blocks.append(_Block(_details(members[0]), 1))
+        else:
+            blocks.append(_Block(_group(members, budget), len(members)))
+    return blocks
+
+
+def _details(result: ItemResult) -> str:
+    """One item's failure, collapsed: its headline, then its body."""
+    summary = f"<code>{_html(result.label)}</code>: {_html(_headline(result))}"
+    if not result.details:
+        return f"<p>{summary}</p>"
+    return f"<details><summary>{summary}</summary>\n\n{_body(result)}\n\n</details>"
+
+
+def _group(members: list[ItemResult], budget: Budget) -> str:
+    """Tasks that failed the same way: one heading, the list of tasks, one body."""
+    first = members[0]
+    outcome = _html(first.outcome.value)
+    diff = _diff_lines(first)
+    if diff:
+        summary = f"{len(members):,} tasks changed the same way{_gist(diff)}: {outcome}"
+        others = "the same edits; their doc ids, positions and other text may differ"
+    else:
+        summary = f"{len(members):,} tasks failed the same way: {outcome}"
+        others = "the same text but for their names"
+    listed = _names([member.label for member in members], budget.names)
+    return (
+        f"<details><summary>{summary}</summary>\n\n"
+        f"Tasks: {listed}\n\n"
+        f"Shown for {_code(first.label)} (the others: {others}): {_text(_headline(first))}\n\n"
+        f"{_body(first)}\n\n</details>"
+    )
+
+
+def _headline(result: ItemResult) -> str:
+    """The headline without the item's label in front (the block names it already)."""
+    headline = result.headline
+    prefix = f"{result.label}: "
+    return headline[len(prefix) :] if headline.startswith(prefix) else headline
+
+
+def _body(result: ItemResult) -> str:
+    """An item's failure body: diffs in `diff` fences (`+`/`-` at column 0), the rest (the
+    fields that changed, a traceback, an orphan's reason) in `text` fences."""
+    lines = result.details
+    cut = 0
+    if len(lines) > DETAILS_LINES:
+        cut = len(lines) - DETAILS_LINES
+        if result.kind == "module":  # a traceback names its exception last
+            lines = [*lines[:1], f"... {cut} lines cut ...", *lines[-(DETAILS_LINES - 1) :]]
+        else:
+            lines = lines[:DETAILS_LINES]
+    parts = [_fenced(kind, part) for kind, part in segments(lines) if part]
+    if cut:
+        parts.append(f"*{cut} more lines cut; the pytest output has them all.*")
+    return "\n\n".join(parts)
+
+
+def segments(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """A failure body as `text` and `diff` runs. A diff follows a line ending in
+    `(recorded -> current):` and is indented by two spaces in the terminal; here it is not."""
+    parts: list[tuple[str, list[str]]] = []
+    in_diff = False
+    for line in lines:
+        if in_diff and line.startswith("  "):
+            parts[-1][1].append(line[2:])
+            continue
+        in_diff = False
+        if not parts or parts[-1][0] != "text":
+            parts.append(("text", []))
+        parts[-1][1].append(line)
+        if line.endswith("(recorded -> current):"):
+            parts.append(("diff", []))
+            in_diff = True
+    return parts
+
+
+def _fenced(kind: str, lines: list[str]) -> str:
+    """Lines in a code fence longer than any run of backticks inside."""
+    text = "\n".join(lines)
+    fence = "`" * max(3, _longest_backtick_run(text) + 1)
+    return f"{fence}{kind}\n{text}\n{fence}"
+
+
 def _longest_backtick_run(text: str) -> int:
-    """The longest run of backticks in `text`: a code fence must be longer."""
+    """The longest run of backticks in `text`: a code fence or span must be longer."""
     longest = run = 0
     for char in text:
         run = run + 1 if char == "`" else 0
@@ -85,25 +442,285 @@ def _longest_backtick_run(text: str) -> int:
     return longest
 
 
-def write(path: Path | None, text: str) -> list[Path]:
-    """Write the report to `path` and append it to `$GITHUB_STEP_SUMMARY`; the files written."""
-    written: list[Path] = []
+# --- grouping --------------------------------------------------------------------------------
+
+
+def _diff_lines(result: ItemResult) -> list[str]:
+    """The lines of an item's diffs, un-indented."""
+    return [line for kind, part in segments(result.details) if kind == "diff" for line in part]
+
+
+def _group_key(result: ItemResult) -> object | None:
+    """What two tasks must share to be shown as one: the same outcome, and the same edits in
+    their diffs (each changed line reduced to the words that changed, so the doc ids, hunk
+    positions, the other text of a line and the task's own name do not count) and the same
+    field changes; or, without a diff, the same body once the task's name is taken out.
+    None: never grouped."""
+    if result.kind != "task" or not result.details:
+        return None
+    plain = _unnamer(result.label)
+    diff = [plain(line) for line in _diff_lines(result)]
+    if not diff:
+        return ("body", result.outcome.value, tuple(plain(line) for line in result.details))
+    edits = _edits(diff)
+    if not edits:
+        return None
+    fields = []
+    heading = ""
+    for kind, part in segments(result.details):
+        for line in part if kind == "text" else ():
+            if not line.startswith(" "):
+                heading = line
+            elif heading in ("task fields changed:", "run settings changed:"):
+                fields.append(plain(line))
+    return ("diff", result.outcome.value, tuple(sorted(set(edits))), tuple(fields))
+
+
+def _unnamer(label: str) -> Callable[[str], str]:
+    """Replace a task's names in a line (`mmlu:high_school_biology|5`, the task name, its
+    subset `high_school_biology` and `high school biology`) by one placeholder."""
+    name = label.split("|", 1)[0].split("@", 1)[0]
+    subset = name.rsplit(":", 1)[-1]
+    variants = {label, name, subset, subset.replace("_", " ")}
+    ordered = sorted((v for v in variants if len(v) >= 3), key=len, reverse=True)
+
+    def plain(line: str) -> str:
+        for variant in ordered:
+            line = line.replace(variant, "\x00")
+        return line
+
+    return plain
+
+
+def _edits(diff: list[str]) -> list[tuple[str, ...]]:
+    """Each change of a diff: a removed line paired with the added line in its place, reduced
+    to the words that differ; a line only removed or only added, whole."""
+    edits: list[tuple[str, ...]] = []
+    removed: list[str] = []
+    added: list[str] = []
+
+    def flush() -> None:
+        for old, new in zip(removed, added, strict=False):
+            edits.append(("~", *_changed_words(old, new)))
+        edits.extend(("-", line.strip()) for line in removed[len(added) :])
+        edits.extend(("+", line.strip()) for line in added[len(removed) :])
+        removed.clear()
+        added.clear()
+
+    for line in diff:
+        if line.startswith(("- [doc ", "+ [doc ")):  # a doc's position changed
+            continue
+        if line.startswith("-"):
+            if added:
+                flush()
+            removed.append(line[1:])
+        elif line.startswith("+"):
+            added.append(line[1:])
+        else:
+            flush()
+    flush()
+    return edits
+
+
+def _changed_words(old: str, new: str) -> tuple[str, str]:
+    """The part of `old` that `new` replaced, widened to whole words: `| Answer: D` and
+    `| ANSWER: D` give `Answer:` and `ANSWER:`."""
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < limit - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    while start > 0 and not old[start - 1].isspace():
+        start -= 1
+    old_end, new_end = len(old) - end, len(new) - end
+    while old_end < len(old) and not old[old_end].isspace():
+        old_end += 1
+        new_end += 1
+    return old[start:old_end].strip(), new[start:new_end].strip()
+
+
+def _gist(diff: list[str]) -> str:
+    """The first change of a diff in one line, as HTML: ` (<code>a</code> → <code>b</code>)`."""
+    edits = _edits(diff)
+    if not edits:
+        return ""
+    first = edits[0]
+    if first[0] == "~":
+        return f" ({_html_code(first[1])} → {_html_code(first[2])})"
+    verb = "removed" if first[0] == "-" else "added"
+    return f" ({verb} {_html_code(first[1])})"
+
+
+def _html_code(text: str) -> str:
+    """A short fragment as inline HTML code; `nothing` when empty."""
+    if not text:
+        return "nothing"
+    return f"<code>{_html(_clip(text, GIST_CHARS))}</code>"
+
+
+# --- escaping --------------------------------------------------------------------------------
+
+_MARKDOWN = str.maketrans({char: "\\" + char for char in "\\`*_[]|~"})
+
+
+def _one_line(value: object) -> str:
+    """`value` as text on one line."""
+    return " ".join(str(value).splitlines())
+
+
+def _text(value: object) -> str:
+    """Text safe in Markdown, a table cell included: no markup, no HTML, one line."""
+    text = _one_line(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.translate(_MARKDOWN)
+
+
+def _code(value: object, table: bool = False) -> str:
+    """`value` as an inline code span (in a table cell with `table`, its pipes escaped)."""
+    text = _one_line(value)
+    if not text.strip():
+        return "` `"
+    ticks = "`" * (_longest_backtick_run(text) + 1)
+    if text[0] == "`" or text[-1] == "`" or (text[0] == " " and text[-1] == " "):
+        text = f" {text} "
+    if table:
+        text = text.replace("|", "\\|")
+    return f"{ticks}{text}{ticks}"
+
+
+def _html(value: object) -> str:
+    """Text safe inside HTML, on one line."""
+    return _one_line(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _count(number: int, noun: str) -> str:
+    """`1 task`, `7,912 tasks`."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+def _clip(text: str, limit: int = 2_000) -> str:
+    """`text` cut to `limit` characters, saying so."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more)"
+
+
+# --- destinations ----------------------------------------------------------------------------
+
+
+def destination_problems(report: Path, environ: Mapping[str, str] = os.environ) -> list[str]:
+    """Why the report could not be written to `report` or appended to `$GITHUB_STEP_SUMMARY`,
+    checked before the run (a usage error then, not a traceback after it)."""
+    problems = []
+    where = f"--evaltasks-report={_shown(report)}"
+    if report.is_dir():
+        problems.append(
+            f"{where}: that is a directory; name a file, e.g. "
+            f"--evaltasks-report={_shown(report / 'evaltasks-report.md')}"
+        )
+    else:
+        problem = _folder_problem(report.parent)
+        if problem:
+            problems.append(f"{where}: {problem}")
+    value = environ.get(ENV, "")
+    if value:
+        summary = Path(value)
+        where = f"{ENV}={value}"
+        if summary.is_dir():
+            problems.append(f"{where} is a directory; it must name a file (the report is appended)")
+        elif not summary.parent.is_dir():
+            problems.append(
+                f"{where}: its folder {summary.parent} does not exist (unset {ENV}, "
+                f"or point it at a file in an existing folder)"
+            )
+        elif not os.access(summary if summary.exists() else summary.parent, os.W_OK):
+            problems.append(f"{where} is not writable")
+    return problems
+
+
+def _folder_problem(folder: Path) -> str | None:
+    """Why a file cannot be written in `folder` (created when missing), or None."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{_shown(existing)} is a file, so the folder {_shown(folder)} cannot be created"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        what = "folder" if existing == folder else f"folder {_shown(folder)} cannot be created in"
+        return f"the {what} {_shown(existing)} is not writable"
+    return None
+
+
+def publish(
+    path: Path | None,
+    summary: RunSummary,
+    outcomes: Mapping[str, str],
+    selection: Selection,
+    environ: Mapping[str, str] = os.environ,
+) -> list[str]:
+    """Write the report to `path` and append it to `$GITHUB_STEP_SUMMARY` (each within its
+    budget); what went wrong, as lines for the terminal (never an exception)."""
+    problems = []
     if path is not None:
-        write_atomic(path, text.encode("utf-8"))
-        written.append(path)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        with open(summary, "a", encoding="utf-8") as stream:
-            stream.write(text)
-        written.append(Path(summary))
-    return written
+        try:
+            write_atomic(path, markdown(summary, outcomes, selection).encode("utf-8"))
+        except OSError as exc:
+            problems.append(f"the report was not written: {exc}")
+    value = environ.get(ENV, "")
+    if not value:
+        return problems
+    target = Path(value)
+    if path is not None and _same_file(path, target):
+        return problems  # written above already
+    try:
+        held = target.stat().st_size if target.exists() else 0
+        separator = "\n" if held else ""
+        budget = Budget(SUMMARY_BYTES - held - len(separator), in_bytes=True)
+        if budget.limit < 2 * RESERVE:
+            problems.append(
+                f"the report was not appended to {ENV}: it already holds {held:,} bytes of "
+                f"GitHub's {SUMMARY_BYTES:,}"
+            )
+            return problems
+        text = separator + markdown(summary, outcomes, selection, budget)
+        with open(target, "ab") as stream:
+            stream.write(text.encode("utf-8"))
+    except OSError as exc:
+        problems.append(f"the report was not appended to {ENV}={value}: {exc}")
+    return problems
 
 
-def _cell(value: str) -> str:
-    """Text safe inside a Markdown table cell."""
-    return str(value).replace("|", "\\|").replace("\n", " ")
+def _same_file(one: Path, other: Path) -> bool:
+    try:
+        return one.resolve() == other.resolve()
+    except OSError:
+        return False
 
 
-def _html(value: str) -> str:
-    """Text safe inside HTML."""
-    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def show_problems(config: pytest.Config, problems: list[str]) -> None:
+    """Say in the terminal summary (after the evaltasks section) what could not be written."""
+    if config.pluginmanager.get_plugin("terminalreporter") is None:
+        for problem in problems:
+            sys.stderr.write(f"evaltasks: error: {problem}\n")
+        return
+    config.pluginmanager.register(_ProblemLines(problems), "evaltasks-report-problems")
+
+
+class _ProblemLines:
+    """A plugin that prints the report's write problems at the end of the terminal summary."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """One red line per problem."""
+        for problem in self.problems:
+            terminalreporter.line(f"evaltasks: error: {problem}", red=True)
+
+
+def _shown(path: Path) -> str:
+    """A path relative to the working directory when it is inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

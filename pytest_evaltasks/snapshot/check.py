@@ -23,7 +23,7 @@ The rules, in order:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from .facts import DEFAULT_DOCS_SHOWN, FORMAT_VERSION, SnapshotFacts
@@ -133,6 +133,8 @@ class _State:
     working: Recorded | None
     base: Recorded | None
     warnings: list[str] = field(default_factory=list)
+    reviewed: Decision | None = None
+    """A change since the base under a greater version: passes, and is reported."""
 
 
 def check(
@@ -362,8 +364,24 @@ def _decide(state: _State, built: Built, seed: int | None, shown: int) -> Decisi
     if old.format_version != FORMAT_VERSION and verdict.outcome is Outcome.UNCHANGED:
         return _migrate(state, working, built, seed, shown)
     if verdict.outcome is Outcome.UNCHANGED:
-        return _keep(state, working, built, seed, shown, verdict)
+        return _reported(state, _keep(state, working, built, seed, shown, verdict))
     return _finish(state, verdict, working, built, seed, shown)
+
+
+def _reported(state: _State, decision: Decision) -> Decision:
+    """A passing check of a task that changed since the base under a greater version carries
+    that change, for the reviewer's report."""
+    reviewed = state.reviewed
+    if reviewed is None or not decision.passes or decision.outcome is not Outcome.UNCHANGED:
+        return decision
+    return replace(
+        decision,
+        outcome=Outcome.REVIEWED,
+        headline=reviewed.headline,
+        report=reviewed.report,
+        changed_docs=reviewed.changed_docs,
+        version_before=reviewed.version_before,
+    )
 
 
 def _against_base(state: _State, base: Recorded, built: Built) -> Decision | None:
@@ -372,9 +390,28 @@ def _against_base(state: _State, base: Recorded, built: Built) -> Decision | Non
     current = built.facts_in(old.format_version)
     verdict = judge(old, current, False, False, built.partial)
     order = version_order(old.version, current.version)
+    ref = state.mode.base_ref or "the base"
+    if order == 1 and verdict.content_changed:
+        what = describe_change(verdict.docs, verdict.fields, [])
+        headline = f"{state.label}: {what} since {ref}; version {old.version} -> {current.version}"
+        state.reviewed = Decision(
+            Outcome.REVIEWED,
+            True,
+            headline,
+            report=failure_report(
+                Verdict(Outcome.REVIEWED, headline, docs=verdict.docs, fields=verdict.fields),
+                normalise(base.text) if old.format_version == FORMAT_VERSION else None,
+                built.text(old.docs_shown),
+                built.block_of,
+                state.mode.verbosity,
+            ),
+            built=built,
+            changed_docs=len(verdict.docs.all) or 1,
+            version_before=old.version,
+            version_after=current.version,
+        )
     if order == 1 or (order == 0 and not verdict.content_changed):
         return None
-    ref = state.mode.base_ref or "the base"
     what = describe_change(verdict.docs, verdict.fields, []) or "no content changed"
     if order == 0:
         why = f"without a version bump (still {current.version})"

@@ -31,6 +31,8 @@ class Outcome(StrEnum):
     PARTIAL = "partial run cannot record"
     NONDETERMINISTIC = "nondeterministic"
     BASE = "changed since the base without a version bump"
+    REVIEWED = "changed since the base, versioned"
+    """Recorded in the working copy, and changed since the base under a greater version."""
     DELETED = "snapshot deleted since the base"
     UNREADABLE = "snapshot file unreadable"
     INPUTS = "inputs changed"

@@ -1,0 +1,346 @@
+"""`--evaltasks-changed` never skips a task whose prompts changed: each way a task's inputs were
+seen to escape the selection, replayed end to end in a throwaway git repository.
+
+Each case records and commits a project, changes something the task reads, and checks that
+`--evaltasks all` fails (the prompts did change) and that the changed-only run selects the task.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from conftest import EvalProject
+
+GIT_IDENTITY = ("-c", "user.email=ci@example.org", "-c", "user.name=CI",
+                "-c", "protocol.file.allow=always")  # fmt: skip
+
+TASK = """\
+from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics
+{imports}
+
+def prompt(row, task_name):
+{body}
+    return Doc(query=prefix + row["q"], choices=[" yes", " no"], gold_index=row["label"])
+
+
+TASKS_TABLE = [LightevalTaskConfig(name="{name}", prompt_function=prompt, hf_repo="demo",
+               hf_subset="main", metrics=[Metrics.loglikelihood_acc], evaluation_splits=["test"],
+               few_shots_split="train"{extra})]
+"""
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *GIT_IDENTITY, *args], cwd=root, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def task_module(
+    project: EvalProject, name: str, body: str, imports: str = "", extra: str = "", file: str = ""
+) -> Path:
+    path = project.root / "tasks" / (file or f"{name}.py")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = TASK.format(
+        name=name, imports=imports, body=textwrap.indent(textwrap.dedent(body), "    "), extra=extra
+    )
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def commit_recorded(project: EvalProject, *extra: str) -> None:
+    """Record every task, and commit everything on `main`."""
+    (project.root / "tasks" / "demo.py").unlink(missing_ok=True)
+    if not (project.root / ".git").exists():
+        git(project.root, "init", "-q", "-b", "main")
+    recorded = project.run("--evaltasks", "all", "--snapshot-update", *extra)
+    assert recorded.ret == 0, recorded.stdout.str()
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-qm", "recorded")
+
+
+def selected(project: EvalProject, *extra: str) -> list[str]:
+    """The items a changed-only run since `main` selects."""
+    result = project.run("--evaltasks-changed=main", "--collect-only", "-q", *extra)
+    return [line for line in result.outlines if line.startswith("evaltasks::")]
+
+
+def assert_caught(project: EvalProject, label: str, *extra: str) -> None:
+    """The full run fails for `label`, and the changed-only run selects it."""
+    full = project.run("--evaltasks", "all", *extra)
+    assert f"FAILED evaltasks::{label}" in full.stdout.str(), full.stdout.str()
+    assert f"evaltasks::{label}" in selected(project, *extra)
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def test_a_helper_imported_inside_the_prompt_function(project: EvalProject) -> None:
+    write(project.root / "tasks" / "_lazy.py", 'PREFIX = "Q: "\n')
+    task_module(project, "lazy", "from ._lazy import PREFIX as prefix")
+    task_module(project, "other", 'prefix = "O: "')
+    commit_recorded(project)
+    write(project.root / "tasks" / "_lazy.py", 'PREFIX = "Question: "\n')
+    assert_caught(project, "lazy|0")
+    assert "evaltasks::other|0" not in selected(project)
+
+
+def test_importlib_import_module_relative(project: EvalProject) -> None:
+    write(project.root / "tasks" / "_dyn.py", 'PREFIX = "Q: "\n')
+    task_module(
+        project,
+        "dyn",
+        'prefix = importlib.import_module("._dyn", __package__).PREFIX',
+        imports="import importlib",
+    )
+    commit_recorded(project)
+    write(project.root / "tasks" / "_dyn.py", 'PREFIX = "Question: "\n')
+    assert_caught(project, "dyn|0")
+
+
+def test_a_bare_dunder_import_with_a_fromlist(project: EvalProject) -> None:
+    write(project.root / "tasks" / "_bare.py", 'PREFIX = "Q: "\n')
+    task_module(
+        project,
+        "bare",
+        'prefix = __import__(__package__ + "._bare", fromlist=["PREFIX"]).PREFIX',
+    )
+    commit_recorded(project)
+    write(project.root / "tasks" / "_bare.py", 'PREFIX = "Question: "\n')
+    assert_caught(project, "bare|0")
+
+
+@pytest.mark.parametrize("when", ["import", "call"])
+def test_a_template_file_read_by_the_task(project: EvalProject, when: str) -> None:
+    template = project.root / "tasks" / "templates" / "template.json"
+    write(template, '{"prefix": "Q: "}\n')
+    load = 'json.loads((pathlib.Path(__file__).parent / "templates" / "template.json").read_text())'
+    if when == "import":
+        task_module(
+            project,
+            "templated",
+            'prefix = TEMPLATE["prefix"]',
+            imports=f"import json, pathlib\nTEMPLATE = {load}",
+        )
+    else:
+        task_module(
+            project, "templated", f'prefix = {load}["prefix"]', imports="import json, pathlib"
+        )
+    commit_recorded(project)
+    write(template, '{"prefix": "Question: "}\n')
+    assert_caught(project, "templated|0")
+
+
+def test_a_helper_that_conftest_imported_first(project: EvalProject) -> None:
+    """conftest.py loads the helper package before the plugin imports any task module, so the
+    helper's own imports and file reads happen before any recording began."""
+    write(project.root / "helpers" / "__init__.py", "")
+    write(project.root / "helpers" / "words.py", "from .deep import PREFIX\n")
+    write(project.root / "helpers" / "deep.py", 'PREFIX = open(__file__[:-7] + "p.txt").read()\n')
+    write(project.root / "helpers" / "p.txt", "Q: ")
+    write(
+        project.root / "conftest.py",
+        "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\nimport helpers.words\n",
+    )
+    task_module(project, "preloaded", "from helpers.words import PREFIX as prefix")
+    commit_recorded(project)
+    git(project.root, "rm", "-q", "--cached", "conftest.py")  # conftest unchanged below
+    git(project.root, "commit", "-qm", "conftest untracked")
+    write(project.root / "helpers" / "p.txt", "Question: ")
+    assert_caught(project, "preloaded|0")
+    write(project.root / "helpers" / "p.txt", "Q: ")
+    write(project.root / "helpers" / "deep.py", 'PREFIX = "Question: "\n')
+    assert_caught(project, "preloaded|0")
+
+
+def test_a_helper_in_a_git_submodule(project: EvalProject, tmp_path: Path) -> None:
+    library = tmp_path / "library"
+    write(library / "wording.py", 'PREFIX = "Q: "\n')
+    git(library, "init", "-q", "-b", "main")
+    git(library, "add", "-A")
+    git(library, "commit", "-qm", "library")
+    git(project.root, "init", "-q", "-b", "main")
+    git(project.root, "submodule", "add", "-q", str(library), "vendor/library")
+    write(
+        project.root / "conftest.py",
+        "import sys, os\n"
+        "sys.path.insert(0, os.path.join(os.path.dirname(__file__), 'vendor', 'library'))\n",
+    )
+    task_module(project, "vendored", "from wording import PREFIX as prefix")
+    commit_recorded(project)
+    git(project.root, "rm", "-q", "--cached", "conftest.py")
+    git(project.root, "commit", "-qm", "conftest untracked")
+    write(project.root / "vendor" / "library" / "wording.py", 'PREFIX = "Question: "\n')
+    assert_caught(project, "vendored|0")
+
+
+def test_json_data_files_inside_the_project(project: EvalProject) -> None:
+    files = project.root / "evaldata"
+    write(files / "test.jsonl", '{"q": "a", "label": 0}\n{"q": "b", "label": 1}\n')
+    task_module(
+        project,
+        "jsonfiles",
+        'prefix = "Q: "',
+        extra=',\n               hf_data_files={"test": DATA + "/test.jsonl"}',
+        imports="import os\n"
+        'DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "evaldata")',
+    )
+    text = (project.root / "tasks" / "jsonfiles.py").read_text()
+    (project.root / "tasks" / "jsonfiles.py").write_text(
+        text.replace(
+            'hf_repo="demo",\n               hf_subset="main"', 'hf_repo="json", hf_subset=None'
+        )
+    )
+    commit_recorded(project)
+    write(files / "test.jsonl", '{"q": "a", "label": 0}\n{"q": "CHANGED", "label": 1}\n')
+    assert_caught(project, "jsonfiles|0")
+
+
+def test_a_data_folder_that_is_a_tracked_symlink(project: EvalProject) -> None:
+    real = project.root / "shared_data" / "demo" / "main"
+    data = project.root / "tasks" / "data" / "demo" / "main"
+    shutil.copytree(data, real)
+    shutil.rmtree(project.root / "tasks" / "data" / "demo")
+    os.symlink(
+        os.path.relpath(project.root / "shared_data" / "demo", data.parent.parent),
+        project.root / "tasks" / "data" / "demo",
+    )
+    task_module(project, "linked", 'prefix = "Q: "')
+    commit_recorded(project)
+    test = real / "test.jsonl"
+    test.write_text(test.read_text().replace("question 0", "QUESTION 0"), encoding="utf-8")
+    assert_caught(project, "linked|0")
+
+
+def test_non_ascii_paths(project: EvalProject) -> None:
+    write(project.root / "tasks" / "_ayuda_español.py", 'PREFIX = "P: "\n')
+    task_module(
+        project, "preguntas", "from ._ayuda_español import PREFIX as prefix", file="preguntás.py"
+    )
+    commit_recorded(project)
+    write(project.root / "tasks" / "_ayuda_español.py", 'PREFIX = "Pregunta: "\n')
+    assert_caught(project, "preguntas|0")
+    git(project.root, "checkout", "-q", "--", ".")
+    path = project.root / "tasks" / "preguntás.py"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("prefix + row", '"¿" + prefix + row'),
+        encoding="utf-8",
+    )
+    assert_caught(project, "preguntas|0")
+
+
+def test_a_monorepo_whose_helpers_live_beside_the_root(pytester: pytest.Pytester) -> None:
+    repo = pytester.path
+    evals = repo / "evals"
+    write(repo / "libs" / "wording.py", 'PREFIX = "Q: "\n')
+    write(evals / "pytest.ini", "[pytest]\n")
+    write(
+        evals / "conftest.py",
+        "import sys, os\n"
+        "sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'libs'))\n",
+    )
+    data = evals / "tasks" / "data" / "demo" / "main"
+    for split, count in (("test", 4), ("train", 3)):
+        write(
+            data / f"{split}.jsonl",
+            "".join(f'{{"q": "{split} {i}", "label": {i % 2}}}\n' for i in range(count)),
+        )
+    text = TASK.format(
+        name="mono", imports="from wording import PREFIX", body="    prefix = PREFIX", extra=""
+    )
+    write(evals / "tasks" / "mono.py", text)
+    git(repo, "init", "-q", "-b", "main")
+
+    def run(*args: str) -> pytest.RunResult:
+        return pytester.runpytest_subprocess(
+            "-p", "no:randomly", "--rootdir", str(evals), "-c", str(evals / "pytest.ini"), *args
+        )
+
+    os.chdir(evals)
+    run("--evaltasks", "all", "--snapshot-update").assert_outcomes(passed=1)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "recorded")
+    write(repo / "libs" / "wording.py", 'PREFIX = "Question: "\n')
+    collected = run("--evaltasks-changed=main", "--collect-only", "-q")
+    assert "evaltasks::mono|0" in collected.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("pytest.ini", "[pytest]\nevaltasks_data = tasks/data\n"),
+        ("requirements.txt", "lighteval==0.13.1\n"),
+        ("tox.ini", "[tox]\n"),
+    ],
+)
+def test_a_file_that_shapes_every_task(project: EvalProject, name: str, text: str) -> None:
+    task_module(project, "shaped", 'prefix = "Q: "')
+    commit_recorded(project)
+    write(project.root / name, text)
+    result = project.run("--evaltasks-changed=main", "--collect-only")
+    assert "<TaskItem shaped|0>" in result.stdout.str()
+    result.stdout.fnmatch_lines([f"*{name} changed (it shapes every task)*"])
+
+
+def test_git_rm_of_a_snapshot_selects_its_task(project: EvalProject) -> None:
+    task_module(project, "removed", 'prefix = "Q: "')
+    commit_recorded(project)
+    snapshot = next(project.snapshot_dir.glob("removed-0--*.txt"))
+    git(project.root, "rm", "-q", str(snapshot))
+    result = project.run("--evaltasks-changed=main", "--evaltasks-base=main")
+    result.assert_outcomes(failed=1)
+    assert "removed|0" in result.stdout.str()
+
+
+def test_an_unchanged_tree_is_green_and_says_so(project: EvalProject) -> None:
+    task_module(project, "quiet", 'prefix = "Q: "')
+    commit_recorded(project)
+    report = project.root / "report.md"
+    result = project.run(
+        "--evaltasks", "all", "--evaltasks-changed=main", f"--evaltasks-report={report}"
+    )
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*0 tasks changed since main: nothing to check*"])
+
+
+def test_the_default_ref_is_the_default_branch_not_the_branch_itself(
+    project: EvalProject, tmp_path: Path
+) -> None:
+    task_module(project, "pushed", 'prefix = "Q: "')
+    commit_recorded(project)
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", str(origin))
+    git(project.root, "remote", "add", "origin", str(origin))
+    git(project.root, "push", "-q", "origin", "main")
+    git(project.root, "checkout", "-q", "-b", "feature")
+    path = project.root / "tasks" / "pushed.py"
+    path.write_text(path.read_text().replace('"Q: "', '"Question: "'), encoding="utf-8")
+    git(project.root, "commit", "-qam", "unversioned change, committed")
+    git(project.root, "push", "-q", "-u", "origin", "feature")  # it tracks its own pushed tip
+    collected = project.run("--evaltasks-changed", "--collect-only", "-q")
+    assert "evaltasks::pushed|0" in collected.stdout.str()
+
+
+def test_in_ci_without_a_default_branch_the_ref_must_be_given(
+    project: EvalProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task_module(project, "detached", 'prefix = "Q: "')
+    commit_recorded(project)
+    git(project.root, "branch", "-q", "-m", "topic")
+    git(project.root, "checkout", "-q", "--detach")
+    monkeypatch.setenv("CI", "true")
+    result = project.run("--evaltasks-changed", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--evaltasks-changed: no default branch*--evaltasks-changed=REF*"]
+    )
