@@ -519,5 +519,6 @@ def pytest_terminal_summary(
     for line in broken:
         terminalreporter.line(line, yellow=True)
     report = config.stash[CONTEXT_KEY].options.report
-    if report is not None and not hasattr(config, "workerinput"):
+    written = not config.pluginmanager.has_plugin("evaltasks-report-problems")
+    if report is not None and written and not hasattr(config, "workerinput"):
         terminalreporter.line(f"report written to {_shown(report)}")

@@ -4,8 +4,9 @@ It starts with why these items ran (the task string, `--evaltasks-changed`, `--e
 and the run summary, then a table of every item (failures first: outcome, changed docs,
 version before and after), the lint findings, and each failure in a collapsed `<details>`
 block: its prompt diff in a `diff` fence, a broken module's import traceback, why a snapshot is
-an orphan. Tasks that changed the same way (one template edit across 57 MMLU subjects) share
-one block: one diff and the list of tasks.
+an orphan; then each passing change to review (versioned since `--evaltasks-base`). Tasks that
+changed the same way (one template edit across 57 MMLU subjects) share one block: one diff and
+the list of tasks.
 
 The file stays within a pull-request comment (65,536 characters); what is appended to
 `$GITHUB_STEP_SUMMARY` within GitHub's 1 MiB. Passing rows and lint lines are cut before
@@ -19,7 +20,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -130,9 +131,11 @@ _KINDS = {"task": 0, "module": 1, "orphan": 2}
 
 
 def _order(result: ItemResult, outcomes: Mapping[str, str]) -> tuple[int, int, str]:
-    """Failures first; then tasks, broken modules, orphans; then by label (the same order
-    serially and under xdist, whatever order the reports arrive in)."""
-    return (not _failed(result, outcomes), _KINDS.get(result.kind, 3), result.label)
+    """Failures first, then passing items with a change to review, then the rest; within
+    each, tasks, broken modules, orphans; then by label (the same order serially and under
+    xdist, whatever order the reports arrive in)."""
+    rank = 0 if _failed(result, outcomes) else 1 if result.details else 2
+    return (rank, _KINDS.get(result.kind, 3), result.label)
 
 
 def _failed(result: ItemResult, outcomes: Mapping[str, str]) -> bool:
@@ -142,7 +145,7 @@ def _failed(result: ItemResult, outcomes: Mapping[str, str]) -> bool:
 def _nothing_ran(selection: Selection) -> str:
     """No item reported: the selection, and why nothing was checked."""
     lines = [f"## pytest-evaltasks: nothing checked ({selection.mode} mode)", ""]
-    lines += _selection_lines(selection)
+    lines += _selection_lines(replace(selection, changed=None))  # the sentence says it
     if selection.changed is not None:
         sentence = selection.changed
         if not sentence.rstrip().endswith("nothing to check"):
@@ -213,17 +216,30 @@ def _fitted(
     budget: Budget,
     reserve: int,
 ) -> str:
-    """The report with as much as fits in `budget` less `reserve`: failing rows (up to half),
-    failure details, the remaining failing rows, passing rows, then lint lines."""
-    failing = [result for result in results if _failed(result, outcomes)]
+    """The report with as much as fits in `budget` less `reserve`, taken in this order:
+    failing rows (up to half the room), failure details, the other failing rows, the rows and
+    details of passing changes to review (a versioned change since the base), the other rows
+    (when all of that fit), then lint lines."""
+    failing: list[ItemResult] = []
+    reviewed: list[ItemResult] = []
+    rest: list[ItemResult] = []
+    for result in results:
+        if _failed(result, outcomes):
+            failing.append(result)
+        elif result.details and result.headline:
+            reviewed.append(result)
+        else:
+            rest.append(result)
     failing_rows = [_row(result, outcomes) for result in failing]
-    passing_rows = [_row(result, outcomes) for result in results if not _failed(result, outcomes)]
+    reviewed_rows = [_row(result, outcomes) for result in reviewed]
+    rest_rows = [_row(result, outcomes) for result in rest]
     lint = [
         f"- {_code(result.label)}: {_text(finding)}"
         for result in results
         for finding in result.lint
     ]
-    blocks = _blocks([result for result in failing if result.headline], budget)
+    failed_blocks = _blocks([result for result in failing if result.headline], budget)
+    reviewed_blocks = _blocks(reviewed, budget)
     head = [
         f"## pytest-evaltasks: {count(len(results), 'item')} checked ({selection.mode} mode)",
         "",
@@ -232,20 +248,31 @@ def _fitted(
     ]
     room = _Room(budget.limit - budget.size("\n".join(head)) - reserve, budget)
     n_failing = room.take(failing_rows, cap=room.left // 2)
-    n_blocks = room.take([block.text for block in blocks])
+    n_failed_blocks = room.take([block.text for block in failed_blocks])
     n_failing += room.take(failing_rows[n_failing:])
-    complete = n_failing == len(failing_rows) and n_blocks == len(blocks)
-    n_passing = room.take(passing_rows) if complete else 0  # a few of them tell nothing
+    n_reviewed = room.take(reviewed_rows) if n_failing == len(failing_rows) else 0
+    n_reviewed_blocks = room.take([block.text for block in reviewed_blocks])
+    complete = (
+        n_failing == len(failing_rows)
+        and n_failed_blocks == len(failed_blocks)
+        and n_reviewed == len(reviewed_rows)
+        and n_reviewed_blocks == len(reviewed_blocks)
+    )
+    n_rest = room.take(rest_rows) if complete else 0  # a few of them would tell nothing
     n_lint = room.take(lint)
 
-    rows_left = len(failing_rows) - n_failing + len(passing_rows) - n_passing
+    rows = [*failing_rows[:n_failing], *reviewed_rows[:n_reviewed], *rest_rows[:n_rest]]
+    rows_left = len(results) - len(rows)
     failing_left = len(failing_rows) - n_failing
-    items_left = sum(block.items for block in blocks[n_blocks:])
+    failed_left = sum(block.items for block in failed_blocks[n_failed_blocks:])
+    reviewed_left = sum(block.items for block in reviewed_blocks[n_reviewed_blocks:])
     cuts = []
     if rows_left:
         cuts.append(_count(rows_left, "table row"))
-    if n_blocks < len(blocks):
-        cuts.append(f"the details of {_count(items_left, 'failing item')}")
+    if failed_left:
+        cuts.append(f"the details of {_count(failed_left, 'failing item')}")
+    if reviewed_left:
+        cuts.append(f"the details of {_count(reviewed_left, 'passing change')}")
     if n_lint < len(lint):
         cuts.append(_count(len(lint) - n_lint, "lint finding"))
     lines = head
@@ -255,13 +282,8 @@ def _fitted(
             f"> **Cut to fit {budget.describe()}**: {', '.join(cuts)} not shown. The pytest "
             f"output has them all.",
         ]
-    lines += [
-        "",
-        "| task | result | outcome | changed docs | version |",
-        "|---|---|---|---|---|",
-        *failing_rows[:n_failing],
-        *passing_rows[:n_passing],
-    ]
+    lines += ["", "| task | result | outcome | changed docs | version |", "|---|---|---|---|---|"]
+    lines += rows
     if rows_left:
         which = f" ({failing_left:,} of them failing)" if failing_left else ""
         lines += [
@@ -276,14 +298,21 @@ def _fitted(
                 f"*… {len(lint) - n_lint:,} more lint findings not listed; the pytest output "
                 f"has them all.*",
             ]
-    if blocks:
-        lines += ["", "### Failures", ""]
-        for block in blocks[:n_blocks]:
+    sections = (
+        ("Failures", failed_blocks, n_failed_blocks, failed_left, "more failing item"),
+        ("Versioned changes (passing)", reviewed_blocks, n_reviewed_blocks, reviewed_left,
+         "more passing change"),
+    )  # fmt: skip
+    for title, blocks, shown, left, noun in sections:
+        if not blocks:
+            continue
+        lines += [*([""] if lines[-1] else []), f"### {title}", ""]
+        for block in blocks[:shown]:
             lines += [block.text, ""]
-        if n_blocks < len(blocks):
+        if left:
             lines += [
-                f"*… the details of {_count(items_left, 'more failing item')} not shown; the "
-                f"pytest output has them all.*",
+                f"*… the details of {_count(left, noun)} not shown; the pytest output has "
+                f"them all.*",
                 "",
             ]
     return "\n".join(lines).rstrip("\n") + "\n"

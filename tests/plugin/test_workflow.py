@@ -150,8 +150,12 @@ def test_the_report_holds_a_table_and_collapsed_diffs(
     assert "| `mytask:sub\\|0` | failed | changed without a version bump | 1 | 0 → 0 |" in text
     assert "| `solo\\|0` | failed | changed without a version bump | 1 |" in text
     assert "| `mytask:sub\\|1` | failed | new |" in text
-    assert "<details><summary><code>mytask:sub|0</code>:" in text
-    assert "+| A: (edited)" in text
+    assert (
+        "<details><summary>3 tasks changed the same way (<code>A:</code> → "
+        "<code>A: (edited)</code>): changed without a version bump</summary>" in text
+    )
+    assert "Tasks: `mytask:other|0`, `mytask:sub|0`, `solo|0`" in text
+    assert "\n+| A: (edited)\n" in text
 
     update = project.run(
         "--evaltasks", "mytask:sub|1", "--snapshot-update", "--evaltasks-report=update.md"
@@ -254,4 +258,4 @@ def test_lint_rules_are_silenced_per_task_and_named_in_the_report(project: EvalP
     assert "duplicate-choices" in out and "trailing-space:" not in out
     assert "unknown lint rule 'no-such-rule'" in out
     report = (project.root / "r.md").read_text(encoding="utf-8")
-    assert "### Lint findings" in report and "- `solo\\|0`: duplicate-choices:" in report
+    assert "### Lint findings" in report and "- `solo|0`: duplicate-choices:" in report
