@@ -5,7 +5,7 @@ A task with `hf_data_files` has a folder of its own beside it for a saved slice,
 `<hf_subset or "default">.files-<digest of its data files>` (see `slice_dir`), read before the
 shared folder, so two tasks reading different files of one repository (or two `json` tasks)
 never share a slice.
-When that directory exists it is the only source for the task (no silent fall-back to the Hub);
+When such a directory exists it is the only source for the task (no silent fall-back to the Hub);
 `local_files` reads it with the values `datasets` would give. `datasets` is imported only on
 the Hub path, and when the Hub cannot be reached the error says so at once, naming the local
 path that was looked for, instead of after half a minute of retries.
