@@ -10,9 +10,9 @@ and the value, for construction and assignment alike.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic_core import SchemaValidator, ValidationError
 from pydantic_core import core_schema as cs
@@ -109,6 +109,27 @@ _KNOWN = frozenset(FIELDS)
 _ONE: dict[str, SchemaValidator] = {}
 
 
+FewShotSelection = Literal[
+    "balanced", "random", "sequential", "random_sampling_from_train", "random_sampling"
+]
+"""`few_shots_select`'s values (`FEW_SHOT_SELECTIONS`), for type checkers."""
+
+
+def _validated_init(self: TaskConfig, **data: Any) -> None:
+    """`TaskConfig.__init__` at run time: validate, turning the report into one error that
+    names the task."""
+    _reject_unknown_fields(data)
+    prepared, problems = _prepare(data)
+    try:
+        values = _ALL.validate_python(prepared)
+    except ValidationError as exc:
+        raise TaskConfigError(_describe(data.get("name"), problems + _errors(exc))) from None
+    if problems:
+        raise TaskConfigError(_describe(data.get("name"), problems))
+    values["_source"] = _caller_location()
+    self.__dict__.update(values)  # one call: a large suite makes tens of thousands
+
+
 class TaskConfig:
     """One task: its dataset, prompt function, splits, few-shot and generation settings.
 
@@ -150,18 +171,46 @@ class TaskConfig:
     version: int | str
     _source: tuple[str, int]
 
-    def __init__(self, **data: Any) -> None:
-        """Validate, turning the report into one error that names the task."""
-        _reject_unknown_fields(data)
-        prepared, problems = _prepare(data)
-        try:
-            values = _ALL.validate_python(prepared)
-        except ValidationError as exc:
-            raise TaskConfigError(_describe(data.get("name"), problems + _errors(exc))) from None
-        if problems:
-            raise TaskConfigError(_describe(data.get("name"), problems))
-        values["_source"] = _caller_location()
-        self.__dict__.update(values)  # one call: a large suite makes tens of thousands
+    if TYPE_CHECKING:
+        # What type checkers see: every field as a keyword, with its type and default (a
+        # default shown as `...` is a list: `FIELDS` has it). At run time `__init__` is
+        # `_validated_init`, which takes `**data` and validates as the module docstring says;
+        # tests/test_typing.py checks that this signature and `FIELDS` agree.
+        def __init__(
+            self,
+            *,
+            name: str,
+            prompt_function: Callable[..., Any],
+            hf_repo: str,
+            hf_subset: str | None,
+            metrics: Sequence[Any],
+            solver: Any = None,
+            scorer: Any = None,
+            sample_fields: Any = None,
+            sample_to_fewshot: Any = None,
+            filter: Any = None,
+            hf_revision: str | None = None,
+            hf_filter: Callable[..., Any] | None = None,
+            hf_data_files: str | list[str] | tuple[str, ...] | Mapping[str, Any] | None = None,
+            hf_avail_splits: list[str] | tuple[str, ...] | None = ...,
+            evaluation_splits: list[str] | tuple[str, ...] = ...,
+            few_shots_split: str | list[str] | tuple[str, ...] | None = None,
+            few_shots_select: FewShotSelection | None = None,
+            generation_size: int | None = None,
+            generation_grammar: Any = None,
+            stop_sequence: list[str] | tuple[str, ...] | None = None,
+            num_samples: list[int] | tuple[int, ...] | None = None,
+            original_num_docs: int = -1,
+            effective_num_docs: int = -1,
+            must_remove_duplicate_docs: bool = False,
+            num_fewshots: int = 0,
+            truncate_fewshots: bool = False,
+            version: int | str = 0,
+        ) -> None:
+            """Validate, turning the report into one error that names the task."""
+
+    else:
+        __init__ = _validated_init
 
     def __setattr__(self, name: str, value: Any) -> None:
         """Keep assignment errors as readable as construction errors."""

@@ -62,72 +62,89 @@ def _param_text(value: Any) -> str:
 
 _G, _L, _P = SamplingMethod.GENERATIVE, SamplingMethod.LOGPROBS, SamplingMethod.PERPLEXITY
 
-_METRICS: dict[str, tuple[str | tuple[str, ...], SamplingMethod]] = {
-    "acc_golds_likelihood": ("acc", _L),
-    "avg_at_n": ("avg@n", _G),
-    "avg_at_n_math": ("avg@n", _G),
-    "bert_score": (("BERTScore-P", "BERTScore-R", "BERTScore-F"), _G),
-    "bits_per_byte": ("bits_per_byte", _P),
-    "bleu": ("bleu", _G),
-    "bleu_1": ("bleu_1", _G),
-    "bleu_4": ("bleu_4", _G),
-    "bleurt": ("bleurt", _G),
-    "byte_perplexity": ("byte_perplexity", _P),
-    "chrf": ("chrf", _G),
-    "chrf_plus": ("chrf++", _G),
-    "copyright": (("longest_common_prefix_length", "edit_distance", "edit_similarity"), _G),
-    "drop": (("em", "f1"), _G),
-    "exact_match": ("em", _G),
-    "expr_gold_metric": ("extractive_match", _G),
-    "extractiveness": (
+
+class Metrics(Enum):
+    """`Metrics.exact_match` and friends, as lighteval names them; a call parametrises:
+    `Metrics.pass_at_k({"k": 1})`.
+
+    Each member holds lighteval's `metric_name` and the sampling method the metric needs. A
+    class (not the functional `Enum(...)` call) so that type checkers see every member.
+    """
+
+    acc_golds_likelihood = MetricRef("acc_golds_likelihood", "acc", _L)
+    avg_at_n = MetricRef("avg_at_n", "avg@n", _G)
+    avg_at_n_math = MetricRef("avg_at_n_math", "avg@n", _G)
+    bert_score = MetricRef("bert_score", ("BERTScore-P", "BERTScore-R", "BERTScore-F"), _G)
+    bits_per_byte = MetricRef("bits_per_byte", "bits_per_byte", _P)
+    bleu = MetricRef("bleu", "bleu", _G)
+    bleu_1 = MetricRef("bleu_1", "bleu_1", _G)
+    bleu_4 = MetricRef("bleu_4", "bleu_4", _G)
+    bleurt = MetricRef("bleurt", "bleurt", _G)
+    byte_perplexity = MetricRef("byte_perplexity", "byte_perplexity", _P)
+    chrf = MetricRef("chrf", "chrf", _G)
+    chrf_plus = MetricRef("chrf_plus", "chrf++", _G)
+    copyright = MetricRef(
+        "copyright", ("longest_common_prefix_length", "edit_distance", "edit_similarity"), _G
+    )
+    drop = MetricRef("drop", ("em", "f1"), _G)
+    exact_match = MetricRef("exact_match", "em", _G)
+    expr_gold_metric = MetricRef("expr_gold_metric", "extractive_match", _G)
+    extractiveness = MetricRef(
+        "extractiveness",
         ("summarization_coverage", "summarization_density", "summarization_compression"),
         _G,
-    ),
-    "extractiveness_de": (
+    )
+    extractiveness_de = MetricRef(
+        "extractiveness_de",
         ("summarization_coverage", "summarization_density", "summarization_compression"),
         _G,
-    ),
-    "extractiveness_fr": (
+    )
+    extractiveness_fr = MetricRef(
+        "extractiveness_fr",
         ("summarization_coverage", "summarization_density", "summarization_compression"),
         _G,
-    ),
-    "extractiveness_it": (
+    )
+    extractiveness_it = MetricRef(
+        "extractiveness_it",
         ("summarization_coverage", "summarization_density", "summarization_compression"),
         _G,
-    ),
-    "f1_score": ("f1", _G),
-    "f1_score_macro": ("f1", _G),
-    "f1_score_micro": ("f1", _G),
-    "faithfulness": ("summac", _G),
-    "g_pass_at_k": ("g-pass@k", _G),
-    "g_pass_at_k_math": ("math-g-pass@k", _G),
-    "g_pass_at_k_latex": ("latex-g-pass@k", _G),
-    "loglikelihood_acc": ("acc", _L),
-    "loglikelihood_f1": ("loglikelihood_f1", _L),
-    "maj_at_n": ("maj@n", _G),
-    "mcc": ("mcc", _L),
-    "mrr": ("mrr", _L),
-    "multi_f1_numeric": ("mf1", _L),
-    "pass_at_k": ("pass@k", _G),
-    "pass_at_k_math": ("pass@k", _G),
-    "pass_at_k_letters": ("pass@k", _G),
-    "prediction_perplexity": ("ppl", _P),
-    "recall_at_k": ("recall", _L),
-    "rouge_t5": (("rouge1", "rouge2", "rougeL", "rougeLsum"), _G),
-    "rouge1": ("rouge1", _G),
-    "rouge2": ("rouge2", _G),
-    "rougeL": ("rougeL", _G),
-    "rougeLsum": ("rougeLsum", _G),
-    "simpleqa_judge": (("simpleqa_judge",), _G),
-    "target_perplexity": ("ppl", _L),
-    "ter": ("ter", _G),
-    "truthfulqa_mc_metrics": (("truthfulqa_mc1", "truthfulqa_mc2"), _L),
-    "word_perplexity": ("word_perplexity", _P),
-    "gpqa_instruct_metric": ("extractive_match", _G),
-    "gpqa_instruct_pass_at_k": ("gpqa_pass@k", _G),
+    )
+    f1_score = MetricRef("f1_score", "f1", _G)
+    f1_score_macro = MetricRef("f1_score_macro", "f1", _G)
+    f1_score_micro = MetricRef("f1_score_micro", "f1", _G)
+    faithfulness = MetricRef("faithfulness", "summac", _G)
+    g_pass_at_k = MetricRef("g_pass_at_k", "g-pass@k", _G)
+    g_pass_at_k_math = MetricRef("g_pass_at_k_math", "math-g-pass@k", _G)
+    g_pass_at_k_latex = MetricRef("g_pass_at_k_latex", "latex-g-pass@k", _G)
+    loglikelihood_acc = MetricRef("loglikelihood_acc", "acc", _L)
+    loglikelihood_f1 = MetricRef("loglikelihood_f1", "loglikelihood_f1", _L)
+    maj_at_n = MetricRef("maj_at_n", "maj@n", _G)
+    mcc = MetricRef("mcc", "mcc", _L)
+    mrr = MetricRef("mrr", "mrr", _L)
+    multi_f1_numeric = MetricRef("multi_f1_numeric", "mf1", _L)
+    pass_at_k = MetricRef("pass_at_k", "pass@k", _G)
+    pass_at_k_math = MetricRef("pass_at_k_math", "pass@k", _G)
+    pass_at_k_letters = MetricRef("pass_at_k_letters", "pass@k", _G)
+    prediction_perplexity = MetricRef("prediction_perplexity", "ppl", _P)
+    recall_at_k = MetricRef("recall_at_k", "recall", _L)
+    rouge_t5 = MetricRef("rouge_t5", ("rouge1", "rouge2", "rougeL", "rougeLsum"), _G)
+    rouge1 = MetricRef("rouge1", "rouge1", _G)
+    rouge2 = MetricRef("rouge2", "rouge2", _G)
+    rougeL = MetricRef("rougeL", "rougeL", _G)
+    rougeLsum = MetricRef("rougeLsum", "rougeLsum", _G)
+    simpleqa_judge = MetricRef("simpleqa_judge", ("simpleqa_judge",), _G)
+    target_perplexity = MetricRef("target_perplexity", "ppl", _L)
+    ter = MetricRef("ter", "ter", _G)
+    truthfulqa_mc_metrics = MetricRef(
+        "truthfulqa_mc_metrics", ("truthfulqa_mc1", "truthfulqa_mc2"), _L
+    )
+    word_perplexity = MetricRef("word_perplexity", "word_perplexity", _P)
+    gpqa_instruct_metric = MetricRef("gpqa_instruct_metric", "extractive_match", _G)
+    gpqa_instruct_pass_at_k = MetricRef("gpqa_instruct_pass_at_k", "gpqa_pass@k", _G)
     # Not members of lighteval 0.13's enum (its ifeval task defines its own metric object),
     # kept so that tasks ported from older lighteval releases still import.
-    "ifeval_metric": (
+    ifeval_metric = MetricRef(
+        "ifeval_metric",
         (
             "prompt_level_strict_acc",
             "inst_level_strict_acc",
@@ -135,26 +152,13 @@ _METRICS: dict[str, tuple[str | tuple[str, ...], SamplingMethod]] = {
             "inst_level_loose_acc",
         ),
         _G,
-    ),
-    "quasi_exact_match": ("qem", _G),
-}
-"""Member name -> (lighteval's `metric_name`, the sampling method the metric needs)."""
+    )
+    quasi_exact_match = MetricRef("quasi_exact_match", "qem", _G)
 
-Metrics = Enum(  # type: ignore[misc]
-    "Metrics",
-    {name: MetricRef(name, names, category) for name, (names, category) in _METRICS.items()},
-    module=__name__,
-)
-"""`Metrics.exact_match` and friends; a call parametrises: `Metrics.pass_at_k({"k": 1})`."""
-
-
-def _call_member(self: Enum, sample_params: dict[str, Any] | None = None) -> MetricRef:
-    """`Metrics.x(sample_params=...)`, as in lighteval."""
-    ref: MetricRef = self.value
-    return ref(sample_params)
-
-
-Metrics.__call__ = _call_member  # type: ignore[method-assign,assignment]
+    def __call__(self, sample_params: dict[str, Any] | None = None) -> MetricRef:
+        """`Metrics.x(sample_params=...)`, as in lighteval."""
+        ref: MetricRef = self.value
+        return ref(sample_params)
 
 
 def metric_name(metric: Any) -> str:

@@ -17,7 +17,7 @@ import os
 import selectors
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,12 +25,14 @@ from ..snapshot.check import FreshBuildError
 from ..snapshot.facts import SnapshotFacts, build_snapshot
 from ..snapshot.line_text import escape_line
 from ..snapshot.settings import RunSettings
+from .renderings import split_item_name
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.registry import Registry
     from ..engine.task_string import TaskRequest
     from ..snapshot.facts import BuiltSnapshot
+    from .renderings import Rendering
 
 TIMEOUT = 600.0
 """Seconds a fresh process may take to build one task."""
@@ -44,6 +46,7 @@ def build_here(
     root: Path,
     within: Path | None = None,
     hash_seed: int | None = None,
+    label: str | None = None,
 ) -> BuiltSnapshot:
     """One task built and fingerprinted in this process: what every item and fresh process
     does, so both build alike. The project files its code reads (at import and while it is
@@ -66,7 +69,7 @@ def build_here(
         files.add(str(loaded.path.resolve()))
     read = inputs_of(modules, files, within or root)
     inputs = tuple(Path(os.path.relpath(path, root)).as_posix() for path in read)
-    return build_snapshot(task, result, run, template, root, hash_seed, inputs)
+    return build_snapshot(task, result, run, template, root, hash_seed, inputs, label)
 
 
 def current_hash_seed() -> int | None:
@@ -122,8 +125,6 @@ class BuildJob:
     root: str
     within: str
     module: str
-    run: dict[str, Any]
-    template: str | None
     lint: bool
     sys_path: list[str]
 
@@ -145,22 +146,35 @@ class FreshBuilds:
     data_dir: Path
     root: Path
     within: Path
-    run: RunSettings
-    template: str | None
     lint: bool
     _children: dict[tuple[str, int, int], _Child] = field(default_factory=dict)
-    _asked: dict[tuple[str, int], int] = field(default_factory=dict)
+    _asked: dict[tuple[str, str, int], int] = field(default_factory=dict)
 
-    def build(self, module: Path, label: str, hash_seed: int, docs_shown: int) -> FreshBuild:
-        """`label` built in a fresh process under `hash_seed` (a new process on every call
-        for the same label and seed)."""
-        attempt = self._asked.get((label, hash_seed), 0)
-        self._asked[(label, hash_seed)] = attempt + 1
+    def build(
+        self,
+        module: Path,
+        label: str,
+        hash_seed: int,
+        docs_shown: int,
+        rendering: Rendering,
+    ) -> FreshBuild:
+        """`label` built in a fresh process under `hash_seed` with `rendering` (a new process
+        on every call for the same label, rendering and seed)."""
+        asked = (label, rendering.key, hash_seed)
+        attempt = self._asked.get(asked, 0)
+        self._asked[asked] = attempt + 1
         key = (str(module), hash_seed, attempt)
         child = self._children.get(key)
         if child is None:
             child = self._children[key] = _Child.start(self._job(module), hash_seed)
-        found = child.ask(label, docs_shown)
+        found = child.ask(
+            {
+                "label": label,
+                "docs_shown": docs_shown,
+                "run": _run_json(rendering.run),
+                "template": None if rendering.template is None else asdict(rendering.template),
+            }
+        )
         if "error" in found:
             raise FreshBuildError(
                 f"a fresh process (PYTHONHASHSEED={hash_seed}) could not build it: {found['error']}"
@@ -175,8 +189,6 @@ class FreshBuilds:
             root=str(self.root),
             within=str(self.within),
             module=str(module),
-            run=_run_json(self.run),
-            template=self.template,
             lint=self.lint,
             sys_path=[entry for entry in sys.path if isinstance(entry, str)],
         )
@@ -215,12 +227,12 @@ class _Child:
         process.stdin.flush()
         return cls(process, job.module, hash_seed)
 
-    def ask(self, label: str, docs_shown: int) -> dict[str, Any]:
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
         """Build one task; its result as the child wrote it."""
         process = self.process
         assert process.stdin is not None and process.stdout is not None
         try:
-            process.stdin.write(json.dumps({"label": label, "docs_shown": docs_shown}) + "\n")
+            process.stdin.write(json.dumps(request) + "\n")
             process.stdin.flush()
             line = _read_line(process, TIMEOUT)
         except (OSError, TimeoutError) as exc:
@@ -321,27 +333,33 @@ class _ChildBuilder:
             Path(job.data_dir),
             only=[job.module],
         )
-        self.template = _template(job.template)
-        self.run = RunSettings(**job.run)
         self.root = Path(job.root)
         self.within = Path(job.within)
 
-    def build(self, label: str, docs_shown: int) -> dict[str, Any]:
+    def build(
+        self,
+        label: str,
+        docs_shown: int,
+        run_json: dict[str, Any],
+        template: dict[str, str] | None,
+    ) -> dict[str, Any]:
         """One task's facts, text and lint findings, or the error that stopped it."""
+        from ..engine.chat_template import ChatTemplate
         from ..engine.task_string import parse_label
         from ..errors import EvalTaskError
         from ..lint.rules import lint_lines
 
         try:
-            request = parse_label(label)
+            request = parse_label(split_item_name(label)[0])
             built = build_here(
                 self.registry,
                 request,
-                self.run,
-                self.template,
+                RunSettings(**run_json),
+                None if template is None else ChatTemplate(**template),
                 self.root,
                 self.within,
                 current_hash_seed(),
+                label,
             )
             shown = min(docs_shown, built.size)
             module = self.registry.module_of(request.name)
@@ -364,14 +382,6 @@ class _ChildBuilder:
             return {"error": f"{type(exc).__name__}: {exc}".split("\n")[0]}
 
 
-def _template(name: str | None) -> ChatTemplate | None:
-    if name is None:
-        return None
-    from ..engine.chat_template import load_chat_template
-
-    return load_chat_template(name)
-
-
 def main() -> None:
     """The fresh process: a job on the first line of stdin, then one request per line, each
     answered by one line of JSON on stdout (anything a task module prints goes to stderr)."""
@@ -383,7 +393,10 @@ def main() -> None:
     builder = _ChildBuilder(BuildJob(**json.loads(sys.stdin.readline())))
     for line in sys.stdin:
         request = json.loads(line)
-        out.write(json.dumps(builder.build(request["label"], request["docs_shown"])) + "\n")
+        result = builder.build(
+            request["label"], request["docs_shown"], request["run"], request["template"]
+        )
+        out.write(json.dumps(result) + "\n")
         out.flush()
 
 

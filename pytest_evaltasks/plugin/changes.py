@@ -194,7 +194,7 @@ def select_changed(
     changed: ChangedFiles,
     root: Path,
     snapshot_dir: Path,
-    template: Path | None,
+    templates: list[Path],
 ) -> Changes:
     """The tasks the changed files can affect, each with why.
 
@@ -203,7 +203,7 @@ def select_changed(
     """
     changes = Changes(changed.since, {Path(path) for path in changed.paths})
     shown = _relative_to(root)
-    shaping = _shaping(changed, template, shown)
+    shaping = _shaping(changed, templates, shown)
     if shaping:
         for name in registry.names:
             changes.selected[name] = shaping
@@ -225,7 +225,7 @@ def select_changed(
 
 
 def _shaping(
-    changed: ChangedFiles, template: Path | None, shown: Callable[[str], str]
+    changed: ChangedFiles, templates: list[Path], shown: Callable[[str], str]
 ) -> list[str]:
     """Changed files that shape every task."""
     reasons = []
@@ -233,8 +233,9 @@ def _shaping(
         name = os.path.basename(path)
         if any(fnmatch.fnmatch(name, pattern) for pattern in SHAPING_FILES):
             reasons.append(f"{shown(path)} changed (it shapes every task)")
-    if template is not None and changed.touches(str(template.resolve())):
-        reasons.append(f"{shown(str(template))} changed (the chat template in use)")
+    for template in templates:
+        if changed.touches(str(template.resolve())):
+            reasons.append(f"{shown(str(template))} changed (a chat template in use)")
     return sorted(set(reasons))
 
 

@@ -6,7 +6,6 @@ failure reports, storage, the syrupy extension), and this layer's `plan`, `items
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,7 +17,6 @@ from .options import Options, add_options, resolve_options, take_node_ids
 from .state import CONTEXT_KEY, RESULTS_KEY, RunContext
 
 if TYPE_CHECKING:
-    from ..engine.chat_template import ChatTemplate
     from ..engine.registry import Registry
     from ..engine.task import Task
     from ..engine.task_string import TaskRequest
@@ -26,6 +24,7 @@ if TYPE_CHECKING:
     from .changes import Changes
     from .git import FilesAt
     from .plan import RunPlan
+    from .renderings import Rendering
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -138,11 +137,12 @@ def _show(config: pytest.Config) -> int:
     if not options.specs and not options.node_ids:
         raise pytest.UsageError("--evaltasks-show needs --evaltasks to name the tasks")
     registry = _build_registry(options)
-    template, options = _load_template(options, config.rootpath)
+    rendering = _renderings(options, config.rootpath, config.invocation_params.dir)[0]
     writer = create_terminal_writer(config)
     selection = Selection.parse(config.option.evaltasks_show)
     try:
-        lines = show(registry, _plan(registry, options).requests, selection, options.run, template)
+        requests = _plan(registry, options).requests
+        lines = show(registry, requests, selection, rendering.run, rendering.template)
     except EvalTaskError as exc:
         writer.line(f"{type(exc).__name__}: {exc}", red=True)
         return 1
@@ -177,10 +177,10 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError("\n".join(unwritable))
     registry = _build_registry(options)
     plan = _plan(registry, options)
-    template, options = _load_template(options, config.rootpath)
+    renderings = _renderings(options, config.rootpath, config.invocation_params.dir)
     changes = None
     if options.changed is not None:
-        plan, changes = _only_changed(plan, registry, options, config.rootpath)
+        plan, changes = _only_changed(plan, registry, options, config.rootpath, renderings)
     base = _base_records(options)
     if base is not None:
         plan = _with_base_labels(plan, registry, options, base)
@@ -192,7 +192,7 @@ def pytest_configure(config: pytest.Config) -> None:
         options=options,
         registry=registry,
         plan=plan,
-        template=template,
+        renderings=renderings,
         root=config.rootpath,
         within=within,
         fresh=_fresh_builds(options, config.rootpath, within),
@@ -204,7 +204,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _only_changed(
-    plan: RunPlan, registry: Registry, options: Options, root: Path
+    plan: RunPlan, registry: Registry, options: Options, root: Path, renderings: list[Rendering]
 ) -> tuple[RunPlan, Changes]:
     """The plan narrowed to the tasks a change since the revision can affect."""
     import os
@@ -216,9 +216,8 @@ def _only_changed(
         changed = changed_files(root, options.changed or "", in_ci)
     except EvalTaskError as exc:
         raise pytest.UsageError(f"--evaltasks-changed: {exc}") from None
-    template = options.run.chat_template
-    template_path = root / template if template and (root / template).is_file() else None
-    changes = select_changed(registry, changed, root, options.snapshot_dir, template_path)
+    templates = [Path(r.source) for r in renderings if r.source and Path(r.source).is_file()]
+    changes = select_changed(registry, changed, root, options.snapshot_dir, templates)
     requests = [request for request in plan.requests if request.name in changes.selected]
     return replace(plan, requests=requests), changes
 
@@ -240,25 +239,30 @@ def _with_base_labels(
     plan: RunPlan, registry: Registry, options: Options, base: FilesAt
 ) -> RunPlan:
     """Under `all`, a task still registered whose snapshot exists at the base but not in the
-    working copy is checked at that shot count (deleting a snapshot must not quietly stop its
-    check), instead of at the 0 shots `all` checks a task without snapshots at."""
-    from ..snapshot.storage import snapshot_filename
+    working copy is checked at that shot count and rendering (deleting a snapshot must not
+    quietly stop its check), instead of at the 0 shots `all` checks a task without snapshots
+    at."""
     from .plan import base_requests
 
     if not any(spec.strip() == "all" for spec in options.specs):
         return plan
-    extra = base_requests(registry, base.files, options.snapshot_dir, plan.requests)
+    extra = base_requests(registry, base.files, options.snapshot_dir)
     if not extra:
         return plan
-    restored = {request.name for request in extra}
-
-    def fallback(request: TaskRequest) -> bool:
-        name = snapshot_filename(request.label)
-        recorded = (options.snapshot_dir / name).exists() or name in base.files
-        return request.name in restored and not recorded
-
-    kept = [request for request in plan.requests if not fallback(request)]
-    return replace(plan, requests=[*kept, *extra])
+    restored = {request.name for request, _ in extra}
+    recorded = {key: list(keys) for key, keys in plan.recorded.items()}
+    requests = [
+        request
+        for request in plan.requests
+        if request.name not in restored or request.key in recorded
+    ]
+    for request, rendering in extra:
+        keys = recorded.setdefault(request.key, [])
+        if not keys:
+            requests.append(request)
+        if rendering not in keys:
+            keys.append(rendering)
+    return replace(plan, requests=requests, recorded=recorded)
 
 
 def _project_folder(root: Path) -> Path:
@@ -282,8 +286,6 @@ def _fresh_builds(options: Options, root: Path, within: Path) -> FreshBuilds:
         data_dir=options.data_dir,
         root=root,
         within=within,
-        run=options.run,
-        template=options.template_source,
         lint=options.lint != "off",
     )
 
@@ -326,37 +328,18 @@ def _plan(registry: Registry, options: Options) -> RunPlan:
         raise pytest.UsageError(f"{what}: {exc}") from None
 
 
-def _load_template(options: Options, root: Path) -> tuple[ChatTemplate | None, Options]:
-    """The chat template named by the option, loaded once for the whole run, and the options
-    with the template recorded by name (a path relative to the root) and digest."""
-    from ..snapshot.layout import MESSAGES
+def _renderings(options: Options, root: Path, cwd: Path) -> list[Rendering]:
+    """The run's renderings, each template loaded once: the listed profiles, or the one the
+    chat template and system prompt options describe; a bad one is a usage error."""
+    from .renderings import base_rendering, resolve
 
-    name = options.run.chat_template
-    if name is None or name == MESSAGES:
-        return None, options
-    from ..engine.chat_template import load_chat_template
-
-    candidate = Path(name)
     try:
-        template = load_chat_template(str(candidate) if candidate.exists() else name)
+        if options.renderings is None:
+            return [base_rendering(options.run, root, cwd, options.tokens)]
+        return resolve(options.renderings, options.run, root, cwd, options.tokens)
     except EvalTaskError as exc:
-        raise pytest.UsageError(f"--evaltasks-chat-template: {exc}") from None
-    digest = hashlib.sha256(
-        f"{template.source}\x00{template.bos_token}\x00{template.eos_token}".encode()
-    ).hexdigest()
-    recorded = _recorded_path(candidate, root) if candidate.exists() else name
-    run = replace(options.run, chat_template=recorded, chat_template_digest=digest)
-    source = str(candidate.resolve()) if candidate.exists() else name
-    return template, replace(options, run=run, template_source=source)
-
-
-def _recorded_path(path: Path, root: Path) -> str:
-    """A template file as recorded: relative to the root directory, or its name alone."""
-    resolved = path.resolve()
-    try:
-        return resolved.relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return resolved.name
+        what = "--evaltasks-chat-template" if options.renderings is None else "renderings"
+        raise pytest.UsageError(f"{what}: {exc}") from None
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:

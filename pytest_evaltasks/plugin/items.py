@@ -24,6 +24,8 @@ from ..snapshot.parse import SnapshotFileError
 from ..snapshot.storage import decode, read_snapshot_text, snapshot_filename
 from ..snapshot.syrupy_extension import write_snapshot
 from .builds import FreshBuild, build_here, other_seed
+from .plan import Orphan
+from .renderings import MODULE_VARIABLE, allowed, item_name
 from .state import CONTEXT_KEY, RunContext
 from .summary import RESULT_KEY, ItemResult
 
@@ -32,7 +34,6 @@ if TYPE_CHECKING:
 
     from ..engine.registry import BrokenModule, Unusable
     from ..engine.task_string import TaskRequest
-    from .plan import Orphan
 
 COLLECTOR_NAME = "evaltasks"
 DETAILS_CAP = 80
@@ -78,16 +79,34 @@ class EvalTasksCollector(pytest.Collector):
         registry = context.registry
         for request in context.plan.requests:
             source, line = registry.location(request.name)
-            items.append(
-                TaskItem.from_parent(
-                    self,
-                    name=request.label,
-                    request=request,
-                    source=source,
-                    line=line,
-                    snapshot_path=context.options.snapshot_dir / snapshot_filename(request.label),
+            wanted_keys = [rendering.key for rendering in context.renderings]
+            module = registry.module_of(request.name)
+            allowed_keys = allowed(module, request.name, wanted_keys)
+            recorded = context.plan.recorded.get(request.key, [])
+            for key in [*allowed_keys, *(k for k in recorded if k not in allowed_keys)]:
+                name = item_name(request.label, key)
+                path = context.options.snapshot_dir / snapshot_filename(name)
+                if key in recorded and key not in allowed(module, request.name, [key]):
+                    reason = (
+                        f"records the rendering {key!r} of {request.label!r}, which its task "
+                        f"module's {MODULE_VARIABLE} no longer allows"
+                    )
+                    orphan = Orphan(path, name, reason)
+                    items.append(
+                        OrphanItem.from_parent(self, name=_relative(path, root), orphan=orphan)
+                    )
+                    continue
+                items.append(
+                    TaskItem.from_parent(
+                        self,
+                        name=name,
+                        request=request,
+                        rendering=key,
+                        source=source,
+                        line=line,
+                        snapshot_path=path,
+                    )
                 )
-            )
         for unusable in context.plan.unusable:
             items.append(UnusableItem.from_parent(self, name=unusable.name, unusable=unusable))
         for module in context.plan.broken:
@@ -99,7 +118,7 @@ class EvalTasksCollector(pytest.Collector):
                 OrphanItem.from_parent(self, name=_relative(orphan.path, root), orphan=orphan)
             )
         wanted = set(context.options.node_ids)
-        if wanted and context.options.specs:
+        if wanted:
             items = [item for item in items if item.name in wanted]
         for item in items:
             item.add_marker("evaltask")
@@ -178,6 +197,7 @@ class TaskItem(CheckItem):
         self,
         *,
         request: TaskRequest,
+        rendering: str,
         source: Path,
         line: int,
         snapshot_path: Path,
@@ -185,6 +205,7 @@ class TaskItem(CheckItem):
     ) -> None:
         super().__init__(path=source, **kwargs)
         self.request = request
+        self.rendering = rendering
         self.source_line = line
         self.snapshot_path = snapshot_path
         self.obj = _ItemObject(self.name)
@@ -329,20 +350,23 @@ class _Builds:
     def here(self) -> BuiltSnapshot:
         """Build the task in this process (a second call builds it again)."""
         context = self.context
+        rendering = context.rendering(self.item.rendering)
         return build_here(
             context.registry,
             self.item.request,
-            context.options.run,
-            context.template,
+            rendering.run,
+            rendering.template,
             context.root,
             context.within,
+            label=self.item.name,
         )
 
     def fresh(self, hash_seed: int, docs_shown: int) -> FreshBuild:
         """Build the task in a fresh process under `hash_seed`."""
-        registry = self.context.registry
-        module = registry.origin_of(self.item.request.name)
-        return self.context.fresh.build(module, self.item.name, hash_seed, docs_shown)
+        context = self.context
+        module = context.registry.origin_of(self.item.request.name)
+        rendering = context.rendering(self.item.rendering)
+        return context.fresh.build(module, self.item.name, hash_seed, docs_shown, rendering)
 
     @property
     def other_seed(self) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from ..snapshot.settings import RunSettings
+from .renderings import parse_keys
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,12 @@ class Options:
     changed: str | None = None
     """`--evaltasks-changed`: a git revision, "" for the default one, None when not given."""
     report: Path | None = None
+    renderings: list[str] | None = None
+    """`evaltasks_renderings`: rendering keys, in order; None: one rendering, as the chat template
+    and system prompt options say."""
+    tokens: tuple[str | None, str | None] = (None, None)
+    """`bos_token` and `eos_token` for `.jinja` chat templates (None: from a
+    `tokenizer_config.json` beside the template, else empty)."""
     template_source: str | None = None
     """The chat template as loaded (a bundled name or an absolute path), for a fresh process."""
     base: str | None = None
@@ -78,6 +85,19 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="NAME|PATH",
         help="also render through a chat template: a bundled name (chatml, llama3), a .jinja "
         "file, a tokenizer_config.json, or 'messages' for the chat-API message list",
+    )
+    group.addoption(
+        "--evaltasks-renderings",
+        metavar="LIST",
+        help="check every task under each rendering, each its own item and snapshot: plain, "
+        "messages, a bundled template, a .jinja file or a tokenizer_config.json, each "
+        "optionally with +system (e.g. 'plain chatml chatml+system')",
+    )
+    group.addoption(
+        "--evaltasks-bos-token", metavar="TEXT", help="bos_token for a .jinja chat template"
+    )
+    group.addoption(
+        "--evaltasks-eos-token", metavar="TEXT", help="eos_token for a .jinja chat template"
     )
     group.addoption(
         "--evaltasks-list",
@@ -149,6 +169,11 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("evaltasks_snapshot_dir", "snapshot directory", default="")
     parser.addini("evaltasks_docs", "docs shown in full per snapshot", default="")
     parser.addini("evaltasks_lint", "prompt lint: warn, error or off", default="warn")
+    parser.addini("evaltasks_renderings", "renderings every task is checked under", default="")
+    parser.addini("evaltasks_system_prompt", "system prompt to prepend", default="")
+    parser.addini("evaltasks_chat_template", "chat template to render through", default="")
+    parser.addini("evaltasks_bos_token", "bos_token for a .jinja chat template", default="")
+    parser.addini("evaltasks_eos_token", "eos_token for a .jinja chat template", default="")
     parser.addini(
         "evaltasks_base", "git revision whose snapshots are the reviewed record", default=""
     )
@@ -203,6 +228,20 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         if path.exists() and not path.is_dir():
             problems.append(f"{option}: {path} is a file, not a directory; name a directory")
     system_prompt = opt.evaltasks_system_prompt
+    if system_prompt is None:
+        system_prompt = str(config.getini("evaltasks_system_prompt")) or None
+    chat_template = opt.evaltasks_chat_template or str(config.getini("evaltasks_chat_template"))
+    rendering_text = opt.evaltasks_renderings or str(config.getini("evaltasks_renderings"))
+    renderings = parse_keys(rendering_text) if rendering_text.strip() else None
+    if renderings is not None and chat_template:
+        problems.append(
+            "--evaltasks-renderings and --evaltasks-chat-template (or their ini keys) exclude "
+            "each other: list the template among the renderings"
+        )
+    tokens = (
+        opt.evaltasks_bos_token or str(config.getini("evaltasks_bos_token")) or None,
+        opt.evaltasks_eos_token or str(config.getini("evaltasks_eos_token")) or None,
+    )
     if system_prompt is not None and not _is_text(system_prompt):
         problems.append(
             "--evaltasks-system-prompt holds bytes that are not UTF-8 text; pass the prompt as "
@@ -221,7 +260,7 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         snapshot_dir=snapshot_dir,
         run=RunSettings(
             system_prompt=system_prompt,
-            chat_template=opt.evaltasks_chat_template,
+            chat_template=chat_template or None,
             docs_shown=docs,
             max_samples=max_samples,
         ),
@@ -231,6 +270,8 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         lint=lint,
         changed=opt.evaltasks_changed,
         report=_one_path(cwd, opt.evaltasks_report),
+        renderings=renderings,
+        tokens=tokens,
         base=opt.evaltasks_base or str(config.getini("evaltasks_base")).strip() or None,
         problems=problems,
         node_ids=ids,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from ..engine.task_string import ALL_TASKS, TaskRequest, parse_label
 from ..errors import EvalTaskError
 from ..snapshot.storage import recorded_labels, snapshot_filename
+from .renderings import split_item_name
 
 if TYPE_CHECKING:
     from ..engine.registry import BrokenModule, Registry, Unusable
@@ -36,6 +37,9 @@ class RunPlan:
     broken: list[BrokenModule] = field(default_factory=list)
     orphans: list[Orphan] = field(default_factory=list)
     unusable: list[Unusable] = field(default_factory=list)
+    recorded: dict[tuple[str, int, str], list[str]] = field(default_factory=dict)
+    """Under `all`: the renderings each request has a snapshot of (`plain` for the task's own
+    file), which are checked whatever the run's renderings."""
 
     @property
     def size(self) -> int:
@@ -53,7 +57,7 @@ def plan_run(
     """
     explicit = [spec for spec in specs if spec.strip() != ALL_TASKS]
     if not specs and node_ids:
-        return RunPlan(registry.resolve([parse_label(label) for label in node_ids]))
+        return RunPlan(registry.resolve([parse_label(split_item_name(n)[0]) for n in node_ids]))
     requests = _unique([request for spec in explicit for request in registry.resolve(spec)])
     if len(explicit) == len(specs):
         return RunPlan(requests)
@@ -65,52 +69,55 @@ def plan_run(
 def _all_tasks(registry: Registry, snapshot_dir: Path) -> RunPlan:
     """`all`: every registered task at its recorded shot counts, broken modules, orphans."""
     recorded: dict[str, list[TaskRequest]] = {}
+    renderings: dict[tuple[str, int, str], list[str]] = {}
     orphans: list[Orphan] = []
-    for path, label in recorded_labels(snapshot_dir).items():
-        request, reason = _owner(registry, path, label)
+    for path, name in recorded_labels(snapshot_dir).items():
+        request, reason = _owner(registry, path, name)
         if request is None:
-            orphans.append(Orphan(path, label, reason))
-        else:
+            orphans.append(Orphan(path, name, reason))
+            continue
+        assert name is not None
+        keys = renderings.setdefault(request.key, [])
+        if not keys:
             recorded.setdefault(request.name, []).append(request)
+        keys.append(split_item_name(name)[1])
     requests: list[TaskRequest] = []
-    for name in registry.names:
-        found = sorted(recorded.get(name, []), key=lambda r: (r.num_fewshots, r.label))
-        requests.extend(found or [TaskRequest(name)])
+    for task in registry.names:
+        found = sorted(recorded.get(task, []), key=lambda r: (r.num_fewshots, r.label))
+        requests.extend(found or [TaskRequest(task)])
     unusable = [registry.unusable[name] for name in sorted(registry.unusable)]
-    return RunPlan(requests, list(registry.broken), orphans, unusable)
+    return RunPlan(requests, list(registry.broken), orphans, unusable, renderings)
 
 
 def base_requests(
     registry: Registry,
     base_files: dict[str, bytes],
     snapshot_dir: Path,
-    planned: list[TaskRequest],
-) -> list[TaskRequest]:
-    """Requests for the snapshots the base records for registered tasks that this run does not
-    plan yet (their file was deleted in the working copy, or never checked out)."""
+) -> list[tuple[TaskRequest, str]]:
+    """The (request, rendering) of each snapshot the base records for a registered task that
+    the working copy has no file for (deleted, or never checked out)."""
     from ..snapshot.parse import recorded_label
 
-    have = {request.key for request in planned}
-    extra: list[TaskRequest] = []
+    found: list[tuple[TaskRequest, str]] = []
     for name, raw in sorted(base_files.items()):
         if (snapshot_dir / name).exists():
             continue
-        request = request_of(recorded_label(raw[:4096].decode("utf-8", "replace")))
-        if request is None:
+        item = recorded_label(raw[:4096].decode("utf-8", "replace"))
+        request = request_of(item)
+        if request is None or item is None or request.name not in registry.entries:
             continue
-        known = request.name in registry.entries and request.key not in have
-        if known and snapshot_filename(request.label) == name:
-            have.add(request.key)
-            extra.append(request)
-    return extra
+        if snapshot_filename(item) == name:
+            found.append((request, split_item_name(item)[1]))
+    return found
 
 
-def request_of(label: str | None) -> TaskRequest | None:
-    """The request a recorded label names; None when there is none, or it is not valid."""
-    if label is None:
+def request_of(name: str | None) -> TaskRequest | None:
+    """The request a recorded item name names (its rendering aside); None when there is none,
+    or it is not valid."""
+    if name is None:
         return None
     try:
-        return parse_label(label)
+        return parse_label(split_item_name(name)[0])
     except EvalTaskError:
         return None
 
@@ -126,10 +133,12 @@ def _unique(requests: list[TaskRequest]) -> list[TaskRequest]:
     return kept
 
 
-def _owner(registry: Registry, path: Path, label: str | None) -> tuple[TaskRequest | None, str]:
-    """The request a snapshot file belongs to, or why it belongs to none."""
-    if label is None:
+def _owner(registry: Registry, path: Path, name: str | None) -> tuple[TaskRequest | None, str]:
+    """The request a snapshot file belongs to (its rendering aside), or why it belongs to
+    none."""
+    if name is None:
         return None, "not a readable pytest-evaltasks snapshot"
+    label = split_item_name(name)[0]
     try:
         request = parse_label(label)
     except EvalTaskError:
@@ -139,9 +148,6 @@ def _owner(registry: Registry, path: Path, label: str | None) -> tuple[TaskReque
         return None, f"records task {request.name!r}, which {reason}"
     if request.name not in registry.entries:
         return None, f"records task {request.name!r}, which is not registered"
-    if path.name != snapshot_filename(request.label):
-        return (
-            None,
-            f"records {request.label!r}, whose snapshot is {snapshot_filename(request.label)}",
-        )
+    if path.name != snapshot_filename(name):
+        return None, f"records {name!r}, whose snapshot is {snapshot_filename(name)}"
     return request, ""

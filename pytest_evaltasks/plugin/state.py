@@ -5,20 +5,20 @@ Free of heavy imports: the hooks read it on every pytest start, with or without 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
-    from ..engine.chat_template import ChatTemplate
     from ..engine.registry import Registry
     from .builds import FreshBuilds
     from .changes import Changes
     from .git import FilesAt
     from .options import Options
     from .plan import RunPlan
+    from .renderings import Rendering
     from .summary import ItemResult
 
 
@@ -29,7 +29,8 @@ class RunContext:
     options: Options
     registry: Registry
     plan: RunPlan
-    template: ChatTemplate | None
+    renderings: list[Rendering]
+    """The run's renderings, in order: every task is checked under each."""
     root: Path
     within: Path
     """The folder project files live in: the git checkout holding the root, else the root."""
@@ -37,6 +38,22 @@ class RunContext:
     changes: Changes | None = None
     base: FilesAt | None = None
     """The snapshot folder at `--evaltasks-base`, when given."""
+    _extra_renderings: dict[str, Rendering] = field(default_factory=dict)
+
+    def rendering(self, key: str) -> Rendering:
+        """A rendering by key: one of the run's, or one a recorded snapshot names (checked
+        under `all` though the run does not list it), loaded on first use; one that cannot be
+        loaded raises `RenderingError`, which fails the item that needs it."""
+        for rendering in self.renderings:
+            if rendering.key == key:
+                return rendering
+        if key not in self._extra_renderings:
+            from .renderings import resolve
+
+            base = self.options.run
+            loaded = resolve([key], base, self.root, self.root, self.options.tokens)
+            self._extra_renderings[key] = loaded[0]
+        return self._extra_renderings[key]
 
 
 CONTEXT_KEY: pytest.StashKey[RunContext] = pytest.StashKey()

@@ -180,6 +180,7 @@ class BuiltSnapshot:
         root: Path | None,
         hash_seed: int | None = None,
         inputs: tuple[str, ...] = (),
+        label: str | None = None,
     ) -> None:
         self.task = task
         self.result = result
@@ -187,15 +188,15 @@ class BuiltSnapshot:
         self.template = template
         self.root = root
         hasher = DocHasher()
-        label = ""
+        doc_label = ""
         try:
             hashes = {}
-            for label, doc in result.docs:
-                hashes[escape_line(label)] = hasher.digest(doc)
-            label = ""
-            header = task_fields(task, result, root)
+            for doc_label, doc in result.docs:
+                hashes[escape_line(doc_label)] = hasher.digest(doc)
+            doc_label = ""
+            header = task_fields(task, result, root, label)
         except (UnencodableValue, UnidentifiableValue) as exc:
-            where = f"doc {label}" if label else "config"
+            where = f"doc {doc_label}" if doc_label else "config"
             raise UnrecordableValueError(f"task {result.request.label!r}: {where}: {exc}") from None
         if hash_seed is not None:
             header = _with_hash_seed(header, hash_seed)
@@ -274,10 +275,11 @@ def build_snapshot(
     root: Path | None = None,
     hash_seed: int | None = None,
     inputs: tuple[str, ...] = (),
+    label: str | None = None,
 ) -> BuiltSnapshot:
     """Fingerprint every doc of a finished task run; `inputs` are the project files its code
-    read, relative to the root."""
-    return BuiltSnapshot(task, result, settings, template, root, hash_seed, inputs)
+    read, relative to the root; `label` names the item (default: the task string)."""
+    return BuiltSnapshot(task, result, settings, template, root, hash_seed, inputs, label)
 
 
 def _with_hash_seed(header: dict[str, str], hash_seed: int) -> dict[str, str]:
@@ -288,13 +290,16 @@ def _with_hash_seed(header: dict[str, str], hash_seed: int) -> dict[str, str]:
     return dict(items)
 
 
-def task_fields(task: Task, result: TaskResult, root: Path | None) -> dict[str, str]:
+def task_fields(
+    task: Task, result: TaskResult, root: Path | None, label: str | None = None
+) -> dict[str, str]:
     """The `[task]` section: the task's own fields, independent of run settings and of the
-    machine, and the same whatever number of docs a run renders."""
+    machine, and the same whatever number of docs a run renders. `label` is the item's name
+    (the task string, with the rendering after it, e.g. `mmlu:anatomy|5 [chatml]`)."""
     config = task.config
     repo = relative_path_text(config.hf_repo, root)
     header: dict[str, str] = {
-        "name": escape_line(result.request.label),
+        "name": escape_line(label or result.request.label),
         "version": file_json(config.version),
         "dataset": escape_line(
             f"{repo} / {config.hf_subset or 'default'} @ {config.hf_revision or 'default revision'}"
