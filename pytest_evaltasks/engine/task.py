@@ -18,7 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import EvalTaskError, PromptFunctionError
+from ..errors import DatasetError, EvalTaskError, PromptFunctionError
 from .collection import CHECKPOINT_ROWS, checkpoint, long_lived
 from .doc import Doc, SamplingMethod, check_doc
 from .fewshot import FewShotSampler
@@ -31,6 +31,8 @@ if TYPE_CHECKING:  # annotations only: the config module loads pydantic_core
     from .config import TaskConfig
 
 FEWSHOT_SPLIT_PRIORITY = ("train", "dev", "valid", "default")
+DEFAULT_AVAILABLE = ["train", "validation", "test"]
+"""lighteval's default `hf_avail_splits`."""
 
 
 class FewShotFromEvalWarning(UserWarning):
@@ -247,8 +249,23 @@ class Task:
                 splits = self.fewshot_splits or self.config.evaluation_splits
                 pool = []
                 for split in splits:
-                    pool.extend(self._split_docs(split, self.source.rows(split), few_shots=True))
+                    pool.extend(self._split_docs(split, self._pool_rows(split), few_shots=True))
         self._eval_docs, self._eval_labels, self._fewshot_docs = docs, labels, pool
+
+    def _pool_rows(self, split: str) -> list[Row]:
+        """The rows of a few-shot split; a missing one that was picked from `hf_avail_splits`
+        says so, since that list (by default train, validation, test) is the cause."""
+        try:
+            return self.source.rows(split)
+        except DatasetError as exc:
+            if self.config.few_shots_split:
+                raise
+            available = self.config.hf_avail_splits
+            raise DatasetError(
+                f"{exc}\nThe few-shot split {split!r} was picked from hf_avail_splits "
+                f"({available!r}{', the default' if available == DEFAULT_AVAILABLE else ''}): "
+                f"set hf_avail_splits to the splits the dataset has, or name few_shots_split"
+            ) from exc.__cause__
 
     def _evaluation_order(self, max_samples: int | None) -> tuple[list[int], random.Random]:
         """Positions of the eval docs in evaluation order, and the generator that shuffled

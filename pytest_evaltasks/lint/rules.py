@@ -94,6 +94,8 @@ def lint(result: TaskResult, ignored: Iterable[str] = ()) -> list[Finding]:
         for rule in _doc_findings(doc, *kind):
             if rule not in skip:
                 found[rule].append(label)
+                if rule == "stop-in-gold" and rule not in details:
+                    details[rule] = _stops_in_gold(doc)
         examples = doc.fewshot_samples
         if len(examples) > 1:  # docs drawing the same examples share the answer
             ids = tuple(map(id, examples))
@@ -204,6 +206,13 @@ def _doc_findings(doc: Doc, scored: bool, generative: bool) -> Iterator[str]:
         size = doc.generation_size
         if size is not None and size > 0 and max((len(g.split()) for g in golds), default=0) > size:
             yield "generation-size-short"
+
+
+def _stops_in_gold(doc: Doc) -> str:
+    """Which stop sequences a doc's golds hold, for the finding's text."""
+    golds = _golds(doc)
+    stops = [stop for stop in doc.stop_sequences or [] if stop and any(stop in g for g in golds)]
+    return "stop sequence " + ", ".join(repr(stop) for stop in stops) + " in the first such doc"
 
 
 def _repeats(examples: list[Doc]) -> bool:

@@ -140,15 +140,11 @@ def _show(config: pytest.Config) -> int:
     rendering = _renderings(options, config.rootpath, config.invocation_params.dir)[0]
     writer = create_terminal_writer(config)
     selection = Selection.parse(config.option.evaltasks_show)
-    try:
-        requests = _plan(registry, options).requests
-        lines = show(registry, requests, selection, rendering.run, rendering.template)
-    except EvalTaskError as exc:
-        writer.line(f"{type(exc).__name__}: {exc}", red=True)
-        return 1
-    for line in lines:
-        writer.line(line)
-    return 0
+    requests = _plan(registry, options).requests
+    shown = show(registry, requests, selection, rendering.run, rendering.template)
+    for line in shown.lines:
+        writer.line(line, **({"red": True} if line.startswith("no doc with id") else {}))
+    return 1 if shown.problems else 0
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -178,6 +174,7 @@ def pytest_configure(config: pytest.Config) -> None:
     registry = _build_registry(options)
     plan = _plan(registry, options)
     renderings = _renderings(options, config.rootpath, config.invocation_params.dir)
+    _check_node_ids(options, plan, renderings)
     changes = None
     if options.changed is not None:
         plan, changes = _only_changed(plan, registry, options, config.rootpath, renderings)
@@ -220,6 +217,28 @@ def _only_changed(
     changes = select_changed(registry, changed, root, options.snapshot_dir, templates)
     requests = [request for request in plan.requests if request.name in changes.selected]
     return replace(plan, requests=requests), changes
+
+
+def _check_node_ids(options: Options, plan: RunPlan, renderings: list[Rendering]) -> None:
+    """Node ids that narrow a task string must name its items: an empty run is a mistake."""
+    if not options.node_ids or not options.specs:
+        return
+    from ..errors import did_you_mean
+    from .renderings import item_name
+
+    names = [
+        item_name(request.label, key)
+        for request in plan.requests
+        for key in dict.fromkeys(
+            [*(r.key for r in renderings), *plan.recorded.get(request.key, [])]
+        )
+    ]
+    known = set(names)
+    missing = [node for node in options.node_ids if node not in known]
+    if missing:
+        lines = [f"--evaltasks {options.spec!r} has no item for node id(s):"]
+        lines += [f"  evaltasks::{node}{did_you_mean(node, names)}" for node in missing]
+        raise pytest.UsageError("\n".join(lines))
 
 
 def _base_records(options: Options) -> FilesAt | None:

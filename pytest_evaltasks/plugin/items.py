@@ -386,10 +386,22 @@ class ModuleItem(CheckItem):
         result = self._start("module")
         result.headline = f"task module {self.name} failed to import"
         try:
+            held = self.config.stash[CONTEXT_KEY].plan.held
+            note = (
+                [
+                    f"{len(held)} snapshot file(s) of tasks that are not registered may be its "
+                    f"tasks'; they are not checked until it imports: "
+                    + ", ".join(orphan.path.name for orphan in held[:5])
+                    + (" ..." if len(held) > 5 else ""),
+                    "",
+                ]
+                if held
+                else []
+            )
             report = FailureReport(
                 f"{result.headline}; its tasks are not checked. Fix the error (or keep "
                 f"the file out of the task folder):",
-                self.module.error.rstrip().split("\n"),
+                [*note, *self.module.error.rstrip().split("\n")],
             )
             result.details = self._tail(report.body, DETAILS_CAP)  # the exception is last
             raise CheckFailed(report)

@@ -163,8 +163,14 @@ def add_options(parser: pytest.Parser) -> None:
         action="store_true",
         help="let --snapshot-update record a prompt change without a version bump",
     )
-    parser.addini("evaltasks_dir", "task directories", type="paths", default=[])
-    parser.addini("evaltasks_custom", "custom task files", type="paths", default=[])
+    parser.addini(
+        "evaltasks_dir",
+        "task directories (relative to the ini file; lighteval:tasks and lighteval:multilingual "
+        "name lighteval's installed folders)",
+        type="args",
+        default=[],
+    )
+    parser.addini("evaltasks_custom", "custom task files", type="args", default=[])
     parser.addini("evaltasks_data", "local data root", default="")
     parser.addini("evaltasks_snapshot_dir", "snapshot directory", default="")
     parser.addini("evaltasks_docs", "docs shown in full per snapshot", default="")
@@ -202,25 +208,31 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
     the value for a test path when it chooses its rootdir and ini file.
     """
     cwd = config.invocation_params.dir
-    ini_dir = config.inipath.parent if config.inipath else cwd
+    root = config.rootpath
+    ini_dir = config.inipath.parent if config.inipath else root
     opt = config.option
-    task_dirs = _paths(cwd, opt.evaltasks_dir) or list(config.getini("evaltasks_dir"))
-    task_dirs = task_dirs or [cwd / "tasks"]
-    custom = _paths(cwd, opt.evaltasks_custom) or list(config.getini("evaltasks_custom"))
+    problems: list[str] = []
+    task_dirs = _task_dirs(cwd, opt.evaltasks_dir, problems) or _task_dirs(
+        ini_dir, list(config.getini("evaltasks_dir")), problems
+    )
+    custom = _paths(cwd, opt.evaltasks_custom) or _paths(
+        ini_dir, list(config.getini("evaltasks_custom"))
+    )
+    if not task_dirs and not (custom and not (root / "tasks").is_dir()):
+        task_dirs = [root / "tasks"]  # the default: the root directory's, wherever pytest runs
     data_dir = _one_path(cwd, opt.evaltasks_data) or _one_path(
         ini_dir, config.getini("evaltasks_data")
     )
     snapshot_dir = _one_path(cwd, opt.evaltasks_snapshot_dir) or _one_path(
         ini_dir, config.getini("evaltasks_snapshot_dir")
     )
-    problems: list[str] = []
-    docs = _count(opt.evaltasks_docs, config.getini("evaltasks_docs"), "--evaltasks-docs", problems)
+    docs = _count(opt.evaltasks_docs, config.getini("evaltasks_docs"), "evaltasks_docs", problems)
     max_samples = opt.evaltasks_max_samples
     if max_samples is not None and max_samples < 1:
         problems.append(f"--evaltasks-max-samples must be at least 1, got {max_samples}")
-    first = Path(task_dirs[0])
-    data_dir = data_dir or first / "data"
-    snapshot_dir = snapshot_dir or first / "__snapshots__"
+    home = _home(task_dirs, custom, root)
+    data_dir = data_dir or home / "data"
+    snapshot_dir = snapshot_dir or home / "__snapshots__"
     for option, path in (
         ("--evaltasks-snapshot-dir", snapshot_dir),
         ("--evaltasks-data", data_dir),
@@ -250,7 +262,9 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
     ids = list(node_ids or [])
     lint = opt.evaltasks_lint or str(config.getini("evaltasks_lint")).strip() or "warn"
     if lint not in LINT_MODES:
-        problems.append(f"evaltasks_lint must be one of {', '.join(LINT_MODES)}, got {lint!r}")
+        problems.append(
+            f"evaltasks_lint (ini) must be one of {', '.join(LINT_MODES)}, got {lint!r}"
+        )
     return Options(
         specs=list(opt.evaltasks or [])
         or (["all"] if opt.evaltasks_changed is not None and not ids else []),
@@ -287,6 +301,55 @@ def _is_text(value: str) -> bool:
     return True
 
 
+SHORTCUTS = {
+    "lighteval:tasks": ("tasks", "tasks"),
+    "lighteval:multilingual": ("tasks", "multilingual", "tasks"),
+}
+"""Task folders named by shortcut: lighteval's installed ones."""
+
+
+def _task_dirs(base: Path, values: list[str] | None, problems: list[str]) -> list[Path]:
+    """Task folders made absolute against `base`, shortcuts resolved."""
+    found: list[Path] = []
+    for value in values or []:
+        parts = SHORTCUTS.get(value)
+        if parts is None:
+            found.append((base / value).resolve())
+            continue
+        installed = _installed_folder("lighteval")
+        if installed is None:
+            problems.append(
+                f"{value}: lighteval is not installed here; install it (see the README's in-place "
+                f"section) or name the folder"
+            )
+            continue
+        found.append(installed.joinpath(*parts))
+    return found
+
+
+def _installed_folder(package: str) -> Path | None:
+    """An installed package's folder, found without importing it."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    return Path(locations[0]) if locations else None
+
+
+def _home(task_dirs: list[Path], custom: list[Path], root: Path) -> Path:
+    """Where data and snapshots live by default: the first task folder, unless it is an
+    installed package's (then the root's `tasks/`: nothing is written into site-packages), or
+    the first custom file's folder when there is no task folder."""
+    if task_dirs:
+        first = task_dirs[0]
+        installed = {"site-packages", "dist-packages"} & set(first.parts)
+        return root / "tasks" if installed else first
+    return custom[0].parent if custom else root / "tasks"
+
+
 def _paths(base: Path, values: list[str] | None) -> list[Path]:
     """CLI paths made absolute against the invocation directory."""
     return [(base / value).resolve() for value in values or []]
@@ -302,12 +365,13 @@ def _count(cli: int | None, ini: str, name: str, problems: list[str]) -> int | N
     raw: object = cli if cli is not None else (ini or None)
     if raw is None:
         return None
+    where = f"--{name.replace('_', '-')}" if cli is not None else f"{name} (ini)"
     try:
         value = int(str(raw))
     except ValueError:
-        problems.append(f"{name} must be a whole number, got {raw!r}")
+        problems.append(f"{where} must be a whole number, got {raw!r}")
         return None
     if value < 0:
-        problems.append(f"{name} must be 0 or more, got {value}")
+        problems.append(f"{where} must be 0 or more, got {value}")
         return None
     return value

@@ -37,6 +37,9 @@ class RunPlan:
     broken: list[BrokenModule] = field(default_factory=list)
     orphans: list[Orphan] = field(default_factory=list)
     unusable: list[Unusable] = field(default_factory=list)
+    held: list[Orphan] = field(default_factory=list)
+    """Snapshots of tasks that are not registered while a task module is broken: they may be
+    its tasks', so they are named with the broken module, never offered for deletion."""
     recorded: dict[tuple[str, int, str], list[str]] = field(default_factory=dict)
     """Under `all`: the renderings each request has a snapshot of (`plain` for the task's own
     file), which are checked whatever the run's renderings."""
@@ -86,7 +89,11 @@ def _all_tasks(registry: Registry, snapshot_dir: Path) -> RunPlan:
         found = sorted(recorded.get(task, []), key=lambda r: (r.num_fewshots, r.label))
         requests.extend(found or [TaskRequest(task)])
     unusable = [registry.unusable[name] for name in sorted(registry.unusable)]
-    return RunPlan(requests, list(registry.broken), orphans, unusable, renderings)
+    held: list[Orphan] = []
+    if registry.broken:
+        held = [orphan for orphan in orphans if orphan.reason.endswith("is not registered")]
+        orphans = [orphan for orphan in orphans if orphan not in held]
+    return RunPlan(requests, list(registry.broken), orphans, unusable, held, renderings)
 
 
 def base_requests(

@@ -37,18 +37,36 @@ class Selection:
         return cls(count=0, ids=tuple(part.strip() for part in text.split(",") if part.strip()))
 
 
+@dataclass
+class Shown:
+    """What `--evaltasks-show` prints, and whether anything asked for was missing or failed."""
+
+    lines: list[str]
+    problems: int = 0
+
+
 def show(
     registry: Registry,
     requests: list[TaskRequest],
     selection: Selection,
     settings: RunSettings,
     template: ChatTemplate | None,
-) -> list[str]:
-    """The text to print for every requested task."""
-    lines: list[str] = []
+) -> Shown:
+    """The text to print for every requested task; a task that fails (its prompt function
+    raises) is reported and the others are still shown; missing ids count as problems."""
+    from ..errors import EvalTaskError
+
+    shown = Shown([])
+    lines = shown.lines
     for request in requests:
-        task = registry.make_task(request)
-        result = task.build(settings.max_samples)
+        try:
+            task = registry.make_task(request)
+            result = task.build(settings.max_samples)
+        except EvalTaskError as exc:
+            lines.append(f"=== {request.label}: {type(exc).__name__}: {exc}")
+            lines.append("")
+            shown.problems += 1
+            continue
         total = len(result.docs)
         chosen = [
             (position, label, doc)
@@ -58,9 +76,10 @@ def show(
         lines.append(f"=== {request.label}: {len(chosen)} of {total} docs (version {task.version})")
         missing = [ident for ident in selection.ids if ident not in {c[1] for c in chosen}]
         if missing:
+            shown.problems += 1
             lines.append(f"no doc with id {', '.join(missing)} (ids run from 0; labels are split/id"
                          f" when a task has several evaluation splits)")  # fmt: skip
         for position, label, doc in chosen:
             lines.append(doc_block(position, total, label, doc, settings, template))
             lines.append("")
-    return lines
+    return shown
