@@ -193,7 +193,7 @@ def test_show_prints_prompts_and_touches_no_snapshot(project: EvalProject) -> No
     )
     assert not project.snapshot_dir.exists()
     by_id = project.run("--evaltasks", "mytask:sub", "--evaltasks-show=4,1,99")
-    assert by_id.ret == 0
+    assert by_id.ret == 1  # an id asked for is missing
     out = by_id.stdout.str()
     assert "] id=4" in out and "] id=1" in out and "no doc with id 99" in out
     chat = project.run(
