@@ -108,6 +108,8 @@ class Registry:
         lighteval) the last definition wins: the user cannot edit those files."""
         self._seen_files: set[Path] = set()
         wanted = None if only is None else {Path(path).resolve() for path in only}
+        self.partial = wanted is not None
+        """Only some modules were imported: a name not found may be in another."""
         for directory in self.task_dirs:
             if not directory.is_dir():
                 raise RegistryError(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -39,7 +39,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """`--evaltasks-list` and `--evaltasks-save-data` do their job and exit before any
-    collection."""
+    collection.
+
+    Private pytest API, kept: `config._do_configure()` and `config._ensure_unconfigure()`.
+    pytest has no public way to configure a config (plugins' and conftest's `pytest_configure`,
+    the terminal reporter, warning filters) and unconfigure it without starting a session, which
+    would print a session header and a "no tests ran" line; pytest's own `--fixtures` and
+    `--markers` call these two. pyproject.toml pins pytest to the majors tox tests (8 and 9).
+    """
     for option, action in (("evaltasks_save_data", _save_data), ("evaltasks_show", _show)):
         if getattr(config.option, option) is not None:
             config._do_configure()
@@ -50,17 +57,18 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     selector = config.option.evaltasks_list
     if selector is None:
         return None
-    from _pytest.config import create_terminal_writer
-
     from .listing import list_tasks
 
     config._do_configure()
     try:
         options = resolve_options(config)
-        listing = list_tasks(
-            _build_registry(options), selector, config.rootpath, options.snapshot_dir
-        )
-        writer = create_terminal_writer(config)
+        wanted = _listed_names(selector)
+        registry = _build_registry(options, config, wanted, prefix=True)
+        listing = list_tasks(registry, selector, config.rootpath, options.snapshot_dir)
+        if registry.partial and not listing.names:  # maybe in a module not imported
+            registry = _build_registry(options, config)
+            listing = list_tasks(registry, selector, config.rootpath, options.snapshot_dir)
+        writer = _Writer(config)
         for line, colour in listing.lines:
             writer.line(line, **({colour: True} if colour else {}))
     finally:
@@ -73,8 +81,6 @@ def _save_data(config: pytest.Config) -> int:
 
     Every slice is loaded and checked before any is written, so an error leaves the data root
     as it was; tasks reading one data source share one slice."""
-    from _pytest.config import create_terminal_writer
-
     from ..engine.data_slices import PreparedSlice, SliceSource, prepare_slice, write_slice
     from ..files import WriteError
 
@@ -85,7 +91,7 @@ def _save_data(config: pytest.Config) -> int:
     if count < 1:
         raise pytest.UsageError(f"--evaltasks-save-data must be at least 1, got {count}")
     registry = _build_registry(options)
-    writer = create_terminal_writer(config)
+    writer = _Writer(config)
     slices: dict[Path, tuple[TaskRequest, SliceSource]] = {}
     problems: list[str] = []
     for request in _plan(registry, options).requests:
@@ -127,8 +133,6 @@ def _save_data(config: pytest.Config) -> int:
 
 def _show(config: pytest.Config) -> int:
     """`--evaltasks-show`: print the requested tasks' prompts, and exit."""
-    from _pytest.config import create_terminal_writer
-
     from .show import Selection, show
 
     options = resolve_options(config, take_node_ids(config))
@@ -138,13 +142,31 @@ def _show(config: pytest.Config) -> int:
         raise pytest.UsageError("--evaltasks-show needs --evaltasks to name the tasks")
     registry = _build_registry(options)
     rendering = _renderings(options, config.rootpath, config.invocation_params.dir)[0]
-    writer = create_terminal_writer(config)
+    writer = _Writer(config)
     selection = Selection.parse(config.option.evaltasks_show)
     requests = _plan(registry, options).requests
     shown = show(registry, requests, selection, rendering.run, rendering.template)
     for line in shown.lines:
         writer.line(line, **({"red": True} if line.startswith("no doc with id") else {}))
     return 1 if shown.problems else 0
+
+
+class _Writer:
+    """Lines for the commands that exit early, through the terminal reporter (public API; it
+    colours as `--color` says) once the config is configured, else plain to stdout
+    (`-p no:terminal`)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.reporter: pytest.TerminalReporter | None = config.pluginmanager.get_plugin(
+            "terminalreporter"
+        )
+
+    def line(self, text: str, **markup: bool) -> None:
+        """One line, with markup (`red=True`) where the terminal shows it."""
+        if self.reporter is None:
+            print(text, flush=True)
+        else:
+            self.reporter.write_line(text, **markup)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -171,8 +193,20 @@ def pytest_configure(config: pytest.Config) -> None:
         unwritable = destination_problems(options.report)
         if unwritable:
             raise pytest.UsageError("\n".join(unwritable))
-    registry = _build_registry(options)
-    plan = _plan(registry, options)
+    if options.export is not None:
+        from .export import destination_problems as export_problems
+
+        unwritable = export_problems(options.export, options.report)
+        if unwritable:
+            raise pytest.UsageError("\n".join(unwritable))
+    registry = _build_registry(options, config, _wanted_names(options))
+    try:
+        plan = _plan(registry, options)
+    except pytest.UsageError:
+        if not registry.partial:
+            raise
+        registry = _build_registry(options, config)  # every module: the full error message
+        plan = _plan(registry, options)
     renderings = _renderings(options, config.rootpath, config.invocation_params.dir)
     _check_node_ids(options, plan, renderings)
     changes = None
@@ -198,6 +232,13 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[RESULTS_KEY] = []
     config.pluginmanager.register(_ResultCollector(config), "evaltasks-results")
+    if options.export is not None:  # registered only when asked for: other runs pay nothing
+        from .export import EXPORT_PLUGIN, Exporter
+
+        order = {request.key: position for position, request in enumerate(plan.requests)}
+        keys = [rendering.key for rendering in renderings]
+        exporter = Exporter(options.export, order, keys, not hasattr(config, "workerinput"))
+        config.pluginmanager.register(exporter, EXPORT_PLUGIN)
 
 
 def _only_changed(
@@ -310,30 +351,113 @@ def _fresh_builds(options: Options, root: Path, within: Path) -> FreshBuilds:
 
 
 def _allow_bars_in_keywords(config: pytest.Config) -> None:
-    """`-k "anatomy|5"`: `|` is not allowed in pytest's keyword expressions, so where the
-    expression does not parse as given, read `|` as `/`, under which each item's name is also
-    a keyword (`-k "anatomy/5"` is the documented form)."""
+    """`-k "anatomy|5"`: `|` is not allowed in pytest's keyword expressions (neither in a name
+    nor as an operator, pytest 8 and 9), so where one stands outside a quoted string, read `|`
+    as `/`, under which each item's name is also a keyword (`-k "anatomy/5"` is the documented
+    form). Decided from the text alone: pytest has no public API to parse an expression."""
     keyword = config.option.keyword
-    if not keyword or "|" not in keyword:
-        return
-    try:
-        from _pytest.mark.expression import Expression
-    except ImportError:
-        return
-    try:
-        Expression.compile(keyword)
-    except Exception:  # SyntaxError in pytest 9, ParseError before
+    if keyword and _bar_outside_quotes(keyword):
         config.option.keyword = keyword.replace("|", "/")
 
 
-def _build_registry(options: Options) -> Registry:
-    """The registry, with its errors as usage errors."""
+def _bar_outside_quotes(expression: str) -> bool:
+    """Whether a `|` stands outside the `'...'` and `"..."` strings of an expression."""
+    quote = ""
+    for char in expression:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "|":
+            return True
+    return False
+
+
+INDEX_KEY = "evaltasks/module-index"
+"""Where the module index lives in pytest's cache."""
+
+
+def _build_registry(
+    options: Options,
+    config: pytest.Config | None = None,
+    wanted: list[str] | None = None,
+    prefix: bool = False,
+) -> Registry:
+    """The registry, with its errors as usage errors. With `wanted` names (and pytest's cache
+    at hand), only the task modules that can define them are imported (`module_index`)."""
     from ..engine.registry import Registry
 
+    only: list[Path] | None = None
+    cache = getattr(config, "cache", None) if config is not None else None
+    if wanted is not None and cache is not None:
+        only = _indexed_modules(options, cache, wanted, prefix)
     try:
-        return Registry(options.task_dirs, options.custom_tasks, options.data_dir)
+        registry = Registry(options.task_dirs, options.custom_tasks, options.data_dir, only=only)
     except EvalTaskError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if cache is not None:
+        _save_index(cache, registry, config.rootpath if config is not None else Path.cwd())
+    return registry
+
+
+def _indexed_modules(
+    options: Options, cache: Any, wanted: list[str], prefix: bool
+) -> list[Path] | None:
+    """The module files a run over `wanted` names must import; None: all of them."""
+    from ..engine.module_index import ModuleIndex, environment_key, select_modules
+    from ..engine.task_modules import discover
+
+    candidates = [
+        path
+        for directory in options.task_dirs
+        if directory.is_dir()
+        for path in discover(directory)
+    ]
+    index = ModuleIndex.from_json(cache.get(INDEX_KEY, None))
+    selection = select_modules(index, candidates, wanted, environment_key(), prefix)
+    if selection.modules is None or len(selection.modules) == len(candidates):
+        return None
+    return [*selection.modules, *options.custom_tasks]
+
+
+def _save_index(cache: Any, registry: Registry, root: Path) -> None:
+    """Record what this run imported, for the next run's selection."""
+    from ..engine.module_index import ModuleIndex, environment_key, updated
+
+    index = ModuleIndex.from_json(cache.get(INDEX_KEY, None))
+    fresh = updated(index, registry, _project_folder(root), environment_key())
+    if fresh.records != index.records:
+        cache.set(INDEX_KEY, fresh.to_json())
+
+
+def _listed_names(selector: str) -> list[str] | None:
+    """The names (or prefixes) `--evaltasks-list FILTER` asks for; None: every module."""
+    from ..engine.task_string import parse_task_string
+
+    if not selector.strip():
+        return None
+    try:
+        return [request.name for request in parse_task_string(selector)]
+    except EvalTaskError:
+        return [selector.strip()]
+
+
+def _wanted_names(options: Options) -> list[str] | None:
+    """The task names a run's task strings ask for; None when it needs every module (`all`,
+    a changed-only run, node ids alone, or a string that does not parse)."""
+    from ..engine.task_string import ALL_TASKS, parse_task_string
+
+    if not options.specs or options.changed is not None:
+        return None
+    names: list[str] = []
+    for spec in options.specs:
+        if spec.strip() == ALL_TASKS:
+            return None
+        try:
+            names += [request.name for request in parse_task_string(spec)]
+        except EvalTaskError:
+            return None
+    return names
 
 
 def _plan(registry: Registry, options: Options) -> RunPlan:
@@ -376,6 +500,7 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
         extra.append(count(len(plan.broken), "broken task module"))
     if plan.orphans:
         extra.append(count(len(plan.orphans), "orphan snapshot"))
+    registry = context.registry
     lines = [
         f"evaltasks: {count(len(plan.requests), 'task')} from "
         f"{repr(options.spec) if options.specs else 'the node ids given'}"
@@ -386,6 +511,12 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     ]
     if context.changes is not None:
         lines.append(f"evaltasks: {context.changes.describe()}")
+    if registry.partial:
+        lines.append(
+            f"evaltasks: imported {count(len(registry.modules), 'task module')} that can define "
+            f"the tasks asked for (the module index in pytest's cache, verified against the "
+            f"files; the others are unchanged since they were indexed)"
+        )
     shadowed = context.registry.shadowed
     lines += [f"evaltasks: warning: {warning}" for warning in shadowed[:5]]
     if len(shadowed) > 5:
@@ -479,6 +610,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         nothing = context.changes is not None and context.plan.size == 0
         if nothing and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK  # a change that touches no task: success
+        if context.options.export is not None and not hasattr(config, "workerinput"):
+            _write_export(session)
     if context is None or context.options.report is None or hasattr(config, "workerinput"):
         return
     from .report import publish, selection_of, show_problems
@@ -490,6 +623,33 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     problems = publish(context.options.report, summary, outcomes, selection_of(context))
     if problems:  # checked before the run, so rare: said in the terminal, the exit code kept
         show_problems(config, problems)
+
+
+def _write_export(session: pytest.Session) -> None:
+    """`--evaltasks-export`: write the collected prompts (the controller, or the only process).
+    A write that failed fails a run that passed: its file would be stale, or missing."""
+    from .export import EXPORT_PLUGIN, Exporter
+
+    exporter = session.config.pluginmanager.get_plugin(EXPORT_PLUGIN)
+    if not isinstance(exporter, Exporter):
+        return
+    exporter.write()
+    if exporter.problem is not None and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _export_lines(config: pytest.Config) -> list[tuple[str, str | None]]:
+    """What became of `--evaltasks-export`, for the terminal summary (none on a worker)."""
+    exporter = config.pluginmanager.get_plugin("evaltasks-export")
+    if exporter is None or hasattr(config, "workerinput"):
+        return []
+    if exporter.problem is not None:
+        return [(f"evaltasks: error: {exporter.problem}", "red")]
+    if exporter.written is None:
+        return []
+    from .summary import count
+
+    return [(f"{count(exporter.written, 'prompt')} exported to {_shown(exporter.path)}", None)]
 
 
 def pytest_terminal_summary(
@@ -511,7 +671,8 @@ def pytest_terminal_summary(
     broken = _broken_outside_run(context)
     changes = context.changes
     nothing = changes is not None and context.plan.size == 0
-    if not summary.results and not broken and not nothing:
+    exported = _export_lines(config)
+    if not summary.results and not broken and not nothing and not exported:
         return
     terminalreporter.section("evaltasks")
     if changes is not None and nothing:
@@ -520,6 +681,11 @@ def pytest_terminal_summary(
         terminalreporter.line(line, **({colour: True} if colour else {}))
     for line in broken:
         terminalreporter.line(line, yellow=True)
+    if context.options.details and summary.results:  # syrupy's --snapshot-details
+        for line in summary.detail_lines():
+            terminalreporter.line(line)
+    for line, colour in exported:
+        terminalreporter.line(line, **({colour: True} if colour else {}))
     report = config.stash[CONTEXT_KEY].options.report
     written = not config.pluginmanager.has_plugin("evaltasks-report-problems")
     if report is not None and written and not hasattr(config, "workerinput"):

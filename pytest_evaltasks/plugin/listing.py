@@ -8,7 +8,7 @@ modules and unusable names are listed last, and make the command exit non-zero.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +30,8 @@ class Listing:
 
     lines: list[tuple[str, str | None]]
     status: int
+    names: list[str] = field(default_factory=list)
+    """The task names listed."""
 
 
 def list_tasks(registry: Registry, selector: str, root: Path, snapshot_dir: Path) -> Listing:
@@ -70,7 +72,7 @@ def list_tasks(registry: Registry, selector: str, root: Path, snapshot_dir: Path
     for broken in registry.broken:
         lines.append((f"failed to import: {_shown(broken.path, root)}: {broken.exception}", "red"))
     status = 1 if registry.broken or registry.unusable else 0
-    return Listing(lines, status)
+    return Listing(lines, status, names)
 
 
 def select(registry: Registry, selector: str) -> list[str]:
