@@ -64,14 +64,16 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name's module on first access and cache the name here."""
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{module_name}", __name__), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # type checkers see the imports above: a misspelt name is an error
+
+    def __getattr__(name: str) -> Any:
+        """Import a public name's module on first access and cache the name here."""
+        module_name = _EXPORTS.get(name)
+        if module_name is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(import_module(f".{module_name}", __name__), name)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:

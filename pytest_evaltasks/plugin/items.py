@@ -30,7 +30,7 @@ from .state import CONTEXT_KEY, RunContext
 from .summary import RESULT_KEY, ItemResult
 
 if TYPE_CHECKING:
-    from _pytest._code.code import TerminalRepr
+    from _pytest._code.code import TerminalRepr  # private; see `_failure_repr`
 
     from ..engine.registry import BrokenModule, Unusable
     from ..engine.task_string import TaskRequest
@@ -229,9 +229,11 @@ class TaskItem(CheckItem):
             verbosity=self.config.get_verbosity(),
             base_ref=context.base.ref if context.base is not None else None,
         )
-        decision = check(
-            self.name, self._recorded(context), self._base(context), _Builds(self, context), mode
-        )
+        recorded = self._recorded(context)
+        result.snapshot = recorded.where
+        decision = check(self.name, recorded, self._base(context), _Builds(self, context), mode)
+        if options.export is not None:
+            self._export(context, decision)
         result.outcome = decision.outcome
         result.changed_docs = decision.changed_docs
         result.version_before = decision.version_before
@@ -271,6 +273,23 @@ class TaskItem(CheckItem):
             )
         for line in findings:
             self.warn_here(f"lint {line}", EvalTasksLintWarning)
+
+    def _export(self, context: RunContext, decision: Decision) -> None:
+        """`--evaltasks-export`: this item's docs as JSON lines, for its call report. The build
+        the check used; one made here when the check made none in this process (an unreadable
+        snapshot, a task built in a fresh process under a fixed hash seed)."""
+        from .export import LINES_KEY, export_lines
+
+        built = decision.built
+        if not isinstance(built, BuiltSnapshot):
+            try:
+                built = _Builds(self, context).here()
+            except EvalTaskError:
+                return  # the item fails or is reported for its own reason; nothing to export
+        rendering = context.rendering(self.rendering)
+        self.stash[LINES_KEY] = export_lines(
+            self.name, rendering.key, built.task, built.result, rendering.run, rendering.template
+        )
 
     def _where(self, context: RunContext) -> str:
         """The snapshot file as messages name it: relative to the root when inside it."""
@@ -447,6 +466,7 @@ class OrphanItem(CheckItem):
         context: RunContext = self.config.stash[CONTEXT_KEY]
         result = self._start("orphan")
         result.outcome = Outcome.ORPHAN
+        result.snapshot = self.name
         result.headline = f"orphan snapshot {self.name}: it {self.orphan.reason}"
         try:
             self._check(context, result)
@@ -468,13 +488,12 @@ class OrphanItem(CheckItem):
         if context.options.update and self.orphan.label is not None:
             if context.plan.broken:
                 result.details.append("not deleted by --snapshot-update, for that reason")
-                raise CheckFailed(
-                    FailureReport(
-                        f"{result.headline}; not deleted, because a task module failed to "
-                        f"import and may own it",
-                        [],
-                    )
+                self._unused(
+                    context,
+                    f"{result.headline}; not deleted, because a task module failed to import "
+                    f"and may own it",
                 )
+                return
             self.orphan.path.unlink(missing_ok=True)
             result.deleted = True
             return
@@ -484,7 +503,15 @@ class OrphanItem(CheckItem):
             else "delete it with --snapshot-update, or restore its task"
         )
         result.details.append(f"what to do: {advice}")
-        raise CheckFailed(FailureReport(f"{result.headline}; {advice}", []))
+        self._unused(context, f"{result.headline}; {advice}")
+
+    def _unused(self, context: RunContext, message: str) -> None:
+        """Fail, as syrupy fails a run with unused snapshots; under syrupy's
+        `--snapshot-warn-unused`, warn instead (the item passes)."""
+        if context.options.warn_unused:
+            self.warn_here(f"{message} (--snapshot-warn-unused: a warning, not a failure)")
+            return
+        raise CheckFailed(FailureReport(message, []))
 
 
 def engine_failure(error: EvalTaskError) -> FailureReport:
@@ -506,7 +533,13 @@ def engine_failure(error: EvalTaskError) -> FailureReport:
 
 def _failure_repr(item: CheckItem, report: FailureReport) -> TerminalRepr:
     """pytest's own failure shape with our text: `--tb=line` and the short summary then show
-    the headline alone, and xdist carries it to the controller intact."""
+    the headline alone, and xdist carries it to the controller intact.
+
+    Private pytest API, kept (with the `TerminalRepr` annotation above): pytest exports no
+    failure representation. A plain `str` loses the short summary's message (it reads
+    `longrepr.reprcrash`), and `pytest.fail(..., pytrace=False)` prefixes it with "Failed: "
+    and points it at this file. pyproject.toml pins pytest to the majors tox tests (8 and 9).
+    """
     from _pytest._code.code import ReprExceptionInfo, ReprFileLocation, ReprTracebackNative
 
     crash = ReprFileLocation(str(item.path), max(item.source_line, 1), report.headline)

@@ -33,6 +33,12 @@ class Options:
     changed: str | None = None
     """`--evaltasks-changed`: a git revision, "" for the default one, None when not given."""
     report: Path | None = None
+    export: Path | None = None
+    """`--evaltasks-export`: the JSON Lines file every rendered prompt is written to."""
+    warn_unused: bool = False
+    """syrupy's `--snapshot-warn-unused`: an orphan snapshot warns instead of failing."""
+    details: bool = False
+    """syrupy's `--snapshot-details`: the summary lists every item's snapshot and outcome."""
     renderings: list[str] | None = None
     """`evaltasks_renderings`: rendering keys, in order; None: one rendering, as the chat template
     and system prompt options say."""
@@ -127,6 +133,12 @@ def add_options(parser: pytest.Parser) -> None:
         "--evaltasks-report",
         metavar="PATH",
         help="write the run as Markdown to PATH (and append it to $GITHUB_STEP_SUMMARY)",
+    )
+    group.addoption(
+        "--evaltasks-export",
+        metavar="FILE",
+        help="write every rendered prompt to FILE as JSON Lines, one object per doc (ids, "
+        "fields, plain prompt, chat messages, chat-template text)",
     )
     group.addoption(
         "--evaltasks-show",
@@ -284,6 +296,9 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         lint=lint,
         changed=opt.evaltasks_changed,
         report=_one_path(cwd, opt.evaltasks_report),
+        export=_one_path(cwd, opt.evaltasks_export),
+        warn_unused=bool(getattr(opt, "warn_unused_snapshots", False)),
+        details=bool(getattr(opt, "include_snapshot_details", False)),
         renderings=renderings,
         tokens=tokens,
         base=opt.evaltasks_base or str(config.getini("evaltasks_base")).strip() or None,

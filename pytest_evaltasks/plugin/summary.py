@@ -23,6 +23,8 @@ class ItemResult:
     label: str
     kind: str = "task"
     """`task`, `module` (a task module that failed to import) or `orphan` (a snapshot file)."""
+    snapshot: str | None = None
+    """The snapshot file the item checks, relative to the root; None for a module."""
     outcome: Outcome = Outcome.ERROR
     docs: int = 0
     """Docs rendered."""
@@ -100,6 +102,18 @@ class RunSummary:
             verb = "needs" if len(bumps) == 1 else "need"
             lines.append((f"{count(len(bumps), 'task')} {verb} a version bump:", "red"))
             lines += [(f"  {label}", None) for label in bumps]
+        return lines
+
+    def detail_lines(self) -> list[str]:
+        """`--snapshot-details`: every item's outcome and snapshot file, one line each (what
+        was written or deleted too), tasks first, then modules and orphans, by name."""
+        order = {"task": 0, "module": 1, "orphan": 2}
+        results = sorted(self.results, key=lambda r: (order.get(r.kind, 3), r.label))
+        lines = [f"snapshot details ({count(len(results), 'item')}):"]
+        for result in results:
+            done = ", written" if result.written else ", deleted" if result.deleted else ""
+            where = "" if result.snapshot in (None, result.label) else f" ({result.snapshot})"
+            lines.append(f"  {result.label}: {result.outcome.value}{done}{where}")
         return lines
 
 

@@ -172,3 +172,15 @@ def test_without_the_option_no_exporter_is_registered(project: EvalProject) -> N
     without.stdout.fnmatch_lines(["*exporter: False*"])
     with_it = project.run("--evaltasks", "solo", "-s", "--evaltasks-export=p.jsonl")
     with_it.stdout.fnmatch_lines(["*exporter: True*"])
+
+
+def test_export_holds_each_rendering_of_a_task_in_the_runs_order(project: EvalProject) -> None:
+    args = ("--evaltasks", "solo", "--evaltasks-renderings", "chatml plain")
+    project.run(*args, "--snapshot-update", "--evaltasks-export=p.jsonl").assert_outcomes(passed=2)
+    records = _records(project.root / "p.jsonl")
+    assert [(r["item"], r["rendering"]) for r in records] == [("solo|0 [chatml]", "chatml")] * 6 + [
+        ("solo|0", "plain")
+    ] * 6
+    assert all(r["chat_template_text"].startswith("<|im_start|>user") for r in records[:6])
+    assert all(r["chat_template_text"] is None for r in records[6:])
+    assert [r["prompt"] for r in records[:6]] == [r["prompt"] for r in records[6:]]

@@ -1,0 +1,191 @@
+"""`--evaltasks-export=FILE`: every prompt the run rendered, as JSON Lines, one object per doc.
+
+Each task item turns the docs of the build it checked into lines (`export_lines`) and keeps them
+in its stash; the `Exporter` (a plugin registered only when the option is given, so other runs
+pay nothing) moves them onto the item's call report as the `evaltasks_export` attribute. xdist
+carries report attributes to the controller like the rest of the report, and JUnit XML never
+sees them. The controller keeps each item's lines as its report arrives and writes the file
+once, atomically, when the session ends, in the plan's order: the same bytes serially and
+under `-n`, whichever worker ran which item.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ..files import write_atomic
+
+if TYPE_CHECKING:
+    from ..engine.chat_template import ChatTemplate
+    from ..engine.doc import Doc
+    from ..engine.task import Task, TaskResult
+    from ..snapshot.settings import RunSettings
+
+EXPORT_PLUGIN = "evaltasks-export"
+REPORT_ATTRIBUTE = "evaltasks_export"
+"""The call report's attribute holding an item's `[plan position, rendering position, lines]`."""
+LINES_KEY: pytest.StashKey[str] = pytest.StashKey()
+"""An item's export lines, from its check until its call report is made."""
+
+
+def export_lines(
+    item: str,
+    rendering: str,
+    task: Task,
+    result: TaskResult,
+    run: RunSettings,
+    template: ChatTemplate | None,
+) -> str:
+    """One JSON object per doc of a build, each on its own line (README: Exporting prompts)."""
+    from ..engine.doc import golds_or_none
+    from ..engine.rendering import render_messages, render_plain
+
+    request = result.request
+    version = task.config.version
+    lines = []
+    for position, (label, doc) in enumerate(result.docs):
+        messages = render_messages(doc, run.system_prompt)
+        record: dict[str, Any] = {
+            "task": request.label,
+            "task_name": request.name,
+            "num_fewshots": request.num_fewshots,
+            "version": version,
+            "item": item,
+            "rendering": rendering,
+            "doc_id": doc.id,
+            "doc_label": label,
+            "position": position,
+            "query": doc.query,
+            "choices": doc.choices,
+            "gold_index": doc.gold_index,
+            "golds": golds_or_none(doc),
+            "instruction": doc.instruction,
+            "fewshot_ids": [example.id for example in doc.fewshot_samples],
+            "prompt": render_plain(doc, run.system_prompt),
+            "messages": messages,
+            "chat_template": run.chat_template,
+            "chat_template_text": _chat_text(template, messages),
+            "sampling": _sampling(doc),
+        }
+        lines.append(_json_line(record))
+    return "".join(lines)
+
+
+def _chat_text(template: ChatTemplate | None, messages: list[Any]) -> str | None:
+    """The messages through the run's chat template, when one is in use."""
+    if template is None:
+        return None
+    from ..engine.chat_template import apply_chat_template
+
+    return apply_chat_template(template, messages)
+
+
+def _sampling(doc: Doc) -> dict[str, Any]:
+    """How the doc is sampled, as the snapshot's `sampling:` line says it."""
+    return {
+        "methods": [str(getattr(method, "value", method)) for method in doc.sampling_methods],
+        "generation_size": doc.generation_size,
+        "stop_sequences": doc.stop_sequences,
+        "num_samples": doc.num_samples,
+        "use_logits": doc.use_logits,
+    }
+
+
+def _json_line(record: dict[str, Any]) -> str:
+    """A record as one line: UTF-8 text as itself, unless it holds a lone surrogate (which UTF-8
+    cannot hold), then that line all `\\u` escapes; values JSON has no type for (a numpy
+    scalar) as their Python value, else as text."""
+    line = json.dumps(record, ensure_ascii=False, default=_plain)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(record, ensure_ascii=True, default=_plain)
+    return line + "\n"
+
+
+def _plain(value: object) -> object:
+    """What `json` cannot encode: a numpy scalar's value, a set as a sorted list, else text."""
+    item = getattr(value, "item", None)
+    if callable(item) and hasattr(value, "dtype"):
+        return item()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=repr)
+    return str(value)
+
+
+def destination_problems(path: Path, report: Path | None) -> list[str]:
+    """Why the export could not be written to `path`, checked before the run (a usage error)."""
+    from .report import _folder_problem, _shown
+
+    where = f"--evaltasks-export={_shown(path)}"
+    if path.is_dir():
+        return [
+            f"{where}: that is a directory; name a file, e.g. "
+            f"--evaltasks-export={_shown(path / 'prompts.jsonl')}"
+        ]
+    if report is not None and os.path.abspath(report) == os.path.abspath(path):
+        return [f"{where}: --evaltasks-report names the same file; give each its own"]
+    problem = _folder_problem(path.parent)
+    return [f"{where}: {problem}"] if problem else []
+
+
+@dataclass(eq=False)  # a plugin: pluggy keeps plugins in sets
+class Exporter:
+    """The run's export: items' lines onto their reports (workers), reports' lines into the
+    file (the controller, or the only process)."""
+
+    path: Path
+    order: dict[tuple[str, int, str], int]
+    """Each planned request's position, by its key."""
+    renderings: list[str]
+    """The run's rendering keys, in order."""
+    collect: bool = True
+    """False on an xdist worker, which only hands its items' lines on."""
+    parts: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    """Each reported item's (plan position, rendering position, lines), by node id."""
+    written: int | None = None
+    """Docs written, once the file is; None before, or when the write failed."""
+    problem: str | None = None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        """Move the item's lines from its stash onto its call report."""
+        report = yield
+        if call.when == "call" and LINES_KEY in item.stash:
+            lines = item.stash[LINES_KEY]
+            del item.stash[LINES_KEY]
+            request = getattr(item, "request", None)
+            rendering = getattr(item, "rendering", "")
+            position = self.order.get(request.key, len(self.order)) if request else len(self.order)
+            ranked = self.renderings.index(rendering) if rendering in self.renderings else -1
+            setattr(report, REPORT_ATTRIBUTE, [position, ranked, lines])
+        return report
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Keep an item's lines as its report arrives (from an xdist worker too), and take
+        them off the report: last, once xdist has sent it on and the terminal has kept it, so
+        the session holds one copy of the prompts."""
+        value = report.__dict__.pop(REPORT_ATTRIBUTE, None)
+        if not self.collect:
+            return
+        if report.when == "call" and isinstance(value, (list, tuple)) and len(value) == 3:
+            position, ranked, lines = value
+            self.parts[report.nodeid] = (int(position), int(ranked), str(lines))
+
+    def write(self) -> None:
+        """Write every item's lines in plan order; a failure is kept in `problem`."""
+        ordered = sorted(self.parts.items(), key=lambda part: (part[1][0], part[1][1], part[0]))
+        text = "".join(lines for _, (_, _, lines) in ordered)
+        try:
+            write_atomic(self.path, text.encode("utf-8"))
+        except OSError as exc:
+            self.problem = f"the prompts were not exported: {exc}"
+            return
+        self.written = text.count("\n")

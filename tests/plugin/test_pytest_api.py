@@ -1,0 +1,73 @@
+"""The plugin uses pytest's public API wherever pytest has one; what stays private is listed here,
+with the reason in a comment at the place (pytest is pinned to the majors tox tests)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_evaltasks.plugin.hooks import _bar_outside_quotes
+
+if TYPE_CHECKING:
+    from conftest import EvalProject
+
+PACKAGE = Path(__file__).resolve().parents[2] / "pytest_evaltasks"
+PRIVATE = re.compile(r"\b(?:from|import) (_pytest[\w.]*)|\bconfig\.(_[a-z]\w*)\(?")
+KEPT = Counter(
+    {
+        # No public API configures a config without a session (pytest's --fixtures does this):
+        # two calls each, and the docstring that says why.
+        ("plugin/hooks.py", "_do_configure"): 3,
+        ("plugin/hooks.py", "_ensure_unconfigure"): 3,
+        # No public failure representation with a crash line of our own.
+        ("plugin/items.py", "_pytest._code.code"): 2,
+        # syrupy's session (not pytest's), confined to the syrupy extension.
+        ("snapshot/syrupy_extension.py", "_syrupy"): 1,
+    }
+)
+
+
+def test_private_pytest_api_is_used_only_where_there_is_no_public_one() -> None:
+    found: Counter[tuple[str, str]] = Counter()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for match in PRIVATE.finditer(path.read_text(encoding="utf-8")):
+            name = match.group(1) or match.group(2)
+            found[(path.relative_to(PACKAGE).as_posix(), name)] += 1
+    assert found == KEPT
+
+
+@pytest.mark.parametrize(
+    ("expression", "rewritten"),
+    [
+        ("anatomy|5", True),
+        ("mytask:sub|1 or other|0", True),
+        ("anatomy/5", False),
+        ("not slow", False),
+        ("name(x='a|b')", False),  # inside a string: pytest's grammar, left alone
+        ('name(x="a|b") or sub|1', True),
+    ],
+)
+def test_a_bar_is_read_as_a_slash_where_it_stands_outside_a_string(
+    expression: str, rewritten: bool
+) -> None:
+    assert _bar_outside_quotes(expression) is rewritten
+
+
+def test_the_commands_that_exit_early_print_without_the_terminal_plugin(
+    project: EvalProject,
+) -> None:
+    (project.root / "tasks" / "broken.py").write_text("import nope_nowhere\n", encoding="utf-8")
+    coloured = project.run("--evaltasks-list", "--color=yes")
+    assert coloured.ret == 1
+    assert "\x1b[31m" in coloured.stdout.str()  # a broken module in red, as --color says
+    plain = project.run("--evaltasks-list", "-p", "no:terminal")
+    assert plain.ret == 1
+    text = plain.stdout.str()
+    assert "mytask:sub" in text and "tasks/broken.py" in text and "\x1b[" not in text
+    shown = project.run("--evaltasks", "solo", "--evaltasks-show=1", "-p", "no:terminal")
+    assert shown.ret == 0
+    assert "Q: question" in shown.stdout.str()
