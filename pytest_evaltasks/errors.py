@@ -7,6 +7,7 @@ turn it into one readable message instead of a traceback through pytest internal
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 
 
@@ -47,8 +48,32 @@ class ChatTemplateError(EvalTaskError):
 
 
 def did_you_mean(word: str, candidates: Iterable[str], n: int = 1) -> str:
-    """Return `' (did you mean X?)'` for the closest candidates, or `''` when none is close."""
-    matches = difflib.get_close_matches(word, list(candidates), n=n, cutoff=0.6)
+    """Return `' (did you mean X?)'` for the closest candidates, or `''` when none is close.
+
+    Besides names spelt alike, a task name is matched to names of the same family: the same
+    first and last word (`mgsm_native_cot:bn` -> `mgsm:bn`, `mgsm_bn`), since suites rename
+    the middle of names between releases.
+    """
+    pool = list(candidates)
+    matches = difflib.get_close_matches(word, pool, n=n, cutoff=0.6)
+    if n > 1:
+        family = _words(word)
+        if len(family) > 1:
+            kin = sorted(
+                name
+                for name in pool
+                if name not in matches
+                and (words := _words(name))
+                and len(words) > 1
+                and words[0] == family[0]
+                and words[-1] == family[-1]
+            )
+            matches += kin[: max(0, n - len(matches))]
     if not matches:
         return ""
     return f" (did you mean {' or '.join(matches)}?)"
+
+
+def _words(name: str) -> list[str]:
+    """A name's words, split at `:`, `_`, `-`, `.` and spaces."""
+    return [part for part in re.split(r"[:_\-.\s]+", name.lower()) if part]

@@ -219,13 +219,14 @@ def porting_hint(exc: BaseException, failed: str | None) -> str:
     if provided is not None:
         return (
             f"hint: lighteval is not installed, and this file imports {wanted}. Either install "
-            f"lighteval (pip install 'pytest-evaltasks[lighteval]'), or import "
+            f"lighteval (pip install lighteval==0.13.0, or this package's `lighteval` extra: "
+            f"pip install -e '.[lighteval]' from its clone), or import "
             f"`{provided}` from pytest_evaltasks instead: "
             f"`from pytest_evaltasks import {provided}`\n"
         )
     return (
         f"hint: lighteval is not installed, and this file needs lighteval's {wanted}, which "
         f"pytest-evaltasks does not provide (only LightevalTaskConfig, Doc, SamplingMethod and "
-        f"Metrics). Install lighteval to check it in place: "
-        f"pip install 'pytest-evaltasks[lighteval]'\n"
+        f"Metrics). Install lighteval to check it in place: pip install lighteval==0.13.0 "
+        f"(or this package's `lighteval` extra: pip install -e '.[lighteval]' from its clone)\n"
     )
