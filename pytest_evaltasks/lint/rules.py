@@ -9,6 +9,7 @@ count. A task module silences rules for its tasks with a module-level mapping:
 
 from __future__ import annotations
 
+import fnmatch
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -133,11 +134,22 @@ def unknown_rules(rules: Iterable[str]) -> list[str]:
 
 
 def lint_lines(
-    result: TaskResult, module: Any, task_name: str, hash_seed_dependent: bool = False
+    result: TaskResult,
+    module: Any,
+    task_name: str,
+    hash_seed_dependent: bool = False,
+    ini_ignores: Iterable[tuple[str, list[str]]] = (),
 ) -> list[str]:
-    """A task's findings as lines, with the module's ignore list applied and checked: what an
-    item reports, whether the task was built in this process or in a fresh one."""
+    """A task's findings as lines, with the module's ignore list (and the ini file's, by task
+    name pattern) applied and checked: what an item reports, whether the task was built in
+    this process or in a fresh one."""
     ignored = ignored_rules(module, task_name)
+    ignored += [
+        rule
+        for pattern, rules in ini_ignores
+        if fnmatch.fnmatchcase(task_name, pattern)
+        for rule in rules
+    ]
     findings = lint(result, ignored)
     if hash_seed_dependent and "hash-seed-dependent" not in ignored:
         findings.append(Finding("hash-seed-dependent", []))

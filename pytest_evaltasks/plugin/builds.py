@@ -126,6 +126,7 @@ class BuildJob:
     within: str
     module: str
     lint: bool
+    lint_ignore: list[tuple[str, list[str]]]
     sys_path: list[str]
 
     def to_json(self) -> str:
@@ -147,6 +148,7 @@ class FreshBuilds:
     root: Path
     within: Path
     lint: bool
+    lint_ignore: list[tuple[str, list[str]]]
     _children: dict[tuple[str, int, int], _Child] = field(default_factory=dict)
     _asked: dict[tuple[str, str, int], int] = field(default_factory=dict)
 
@@ -190,6 +192,7 @@ class FreshBuilds:
             within=str(self.within),
             module=str(module),
             lint=self.lint,
+            lint_ignore=self.lint_ignore,
             sys_path=[entry for entry in sys.path if isinstance(entry, str)],
         )
 
@@ -374,7 +377,7 @@ class _ChildBuilder:
                     escape_line(doc_label): built.doc_block(position)
                     for position, (doc_label, _) in enumerate(built.result.docs[:shown])
                 },
-                "lint": lint_lines(built.result, module, request.name, True)
+                "lint": lint_lines(built.result, module, request.name, True, self.job.lint_ignore)
                 if self.job.lint
                 else [],
             }

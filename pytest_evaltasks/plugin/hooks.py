@@ -209,6 +209,9 @@ def pytest_configure(config: pytest.Config) -> None:
         plan = _plan(registry, options)
     renderings = _renderings(options, config.rootpath, config.invocation_params.dir)
     _check_node_ids(options, plan, renderings)
+    left_out: list[str] = []
+    if options.local_only:
+        plan, left_out = _local_only(plan, registry)
     changes = None
     if options.changed is not None:
         plan, changes = _only_changed(plan, registry, options, config.rootpath, renderings)
@@ -229,6 +232,7 @@ def pytest_configure(config: pytest.Config) -> None:
         fresh=_fresh_builds(options, config.rootpath, within),
         changes=changes,
         base=base,
+        left_out=left_out,
     )
     config.stash[RESULTS_KEY] = []
     config.pluginmanager.register(_ResultCollector(config), "evaltasks-results")
@@ -258,6 +262,21 @@ def _only_changed(
     changes = select_changed(registry, changed, root, options.snapshot_dir, templates)
     requests = [request for request in plan.requests if request.name in changes.selected]
     return replace(plan, requests=requests), changes
+
+
+def _local_only(plan: RunPlan, registry: Registry) -> tuple[RunPlan, list[str]]:
+    """`--evaltasks-local-only`: the plan without the tasks whose data is not in the local data
+    root, and their labels (said in the header and the summary: they are not checked)."""
+    local: dict[str, bool] = {}
+    for request in plan.requests:
+        if request.name not in local:
+            try:
+                local[request.name] = registry.make_task(request).source.local_dir is not None
+            except EvalTaskError:
+                local[request.name] = True  # its error is the item's to report
+    kept = [request for request in plan.requests if local[request.name]]
+    left = [request.label for request in plan.requests if not local[request.name]]
+    return replace(plan, requests=kept), left
 
 
 def _check_node_ids(options: Options, plan: RunPlan, renderings: list[Rendering]) -> None:
@@ -347,6 +366,7 @@ def _fresh_builds(options: Options, root: Path, within: Path) -> FreshBuilds:
         root=root,
         within=within,
         lint=options.lint != "off",
+        lint_ignore=options.lint_ignore,
     )
 
 
@@ -511,6 +531,11 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     ]
     if context.changes is not None:
         lines.append(f"evaltasks: {context.changes.describe()}")
+    if context.left_out:
+        lines.append(
+            f"evaltasks: {count(len(context.left_out), 'task')} left out, their data is not in "
+            f"the local data root (--evaltasks-local-only): they are not checked"
+        )
     if registry.partial:
         lines.append(
             f"evaltasks: imported {count(len(registry.modules), 'task module')} that can define "
@@ -681,6 +706,15 @@ def pytest_terminal_summary(
         terminalreporter.line(line, **({colour: True} if colour else {}))
     for line in broken:
         terminalreporter.line(line, yellow=True)
+    if context.left_out:
+        from .summary import count
+
+        shown = ", ".join(context.left_out[:5]) + (" ..." if len(context.left_out) > 5 else "")
+        terminalreporter.line(
+            f"{count(len(context.left_out), 'task')} not checked, their data is not local "
+            f"(--evaltasks-local-only): {shown}",
+            yellow=True,
+        )
     if context.options.details and summary.results:  # syrupy's --snapshot-details
         for line in summary.detail_lines():
             terminalreporter.line(line)

@@ -330,7 +330,11 @@ class TaskItem(CheckItem):
             assert isinstance(built, BuiltSnapshot)
             module = context.registry.module_of(self.request.name)
             lines = lint_lines(
-                built.result, module, self.request.name, decision.hash_seed is not None
+                built.result,
+                module,
+                self.request.name,
+                decision.hash_seed is not None,
+                context.options.lint_ignore,
             )
         result.lint = lines
         return lines

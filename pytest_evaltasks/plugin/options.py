@@ -39,6 +39,11 @@ class Options:
     """syrupy's `--snapshot-warn-unused`: an orphan snapshot warns instead of failing."""
     details: bool = False
     """syrupy's `--snapshot-details`: the summary lists every item's snapshot and outcome."""
+    lint_ignore: list[tuple[str, list[str]]] = field(default_factory=list)
+    """`evaltasks_lint_ignore` ini lines: (task name pattern, rules) silenced for matching tasks
+    (for task files the user cannot edit, such as lighteval's own)."""
+    local_only: bool = False
+    """`--evaltasks-local-only`: check only the tasks whose data is in the local data root."""
     renderings: list[str] | None = None
     """`evaltasks_renderings`: rendering keys, in order; None: one rendering, as the chat template
     and system prompt options say."""
@@ -91,6 +96,12 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="NAME|PATH",
         help="also render through a chat template: a bundled name (chatml, llama3), a .jinja "
         "file, a tokenizer_config.json, or 'messages' for the chat-API message list",
+    )
+    group.addoption(
+        "--evaltasks-local-only",
+        action="store_true",
+        help="check only the tasks whose data is in the local data root, and say how many were "
+        "left out (never the default: a task left out is not checked)",
     )
     group.addoption(
         "--evaltasks-renderings",
@@ -188,6 +199,12 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("evaltasks_docs", "docs shown in full per snapshot", default="")
     parser.addini("evaltasks_lint", "prompt lint: warn, error or off", default="warn")
     parser.addini("evaltasks_renderings", "renderings every task is checked under", default="")
+    parser.addini(
+        "evaltasks_lint_ignore",
+        "lint rules silenced per task name pattern, one 'PATTERN RULE [RULE ...]' per line",
+        type="linelist",
+        default=[],
+    )
     parser.addini("evaltasks_system_prompt", "system prompt to prepend", default="")
     parser.addini("evaltasks_chat_template", "chat template to render through", default="")
     parser.addini("evaltasks_bos_token", "bos_token for a .jinja chat template", default="")
@@ -301,10 +318,35 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         details=bool(getattr(opt, "include_snapshot_details", False)),
         renderings=renderings,
         tokens=tokens,
+        lint_ignore=_lint_ignores(list(config.getini("evaltasks_lint_ignore")), problems),
+        local_only=bool(opt.evaltasks_local_only),
         base=opt.evaltasks_base or str(config.getini("evaltasks_base")).strip() or None,
         problems=problems,
         node_ids=ids,
     )
+
+
+def _lint_ignores(lines: list[str], problems: list[str]) -> list[tuple[str, list[str]]]:
+    """`evaltasks_lint_ignore` lines as (pattern, rules); unknown rules are a usage error."""
+    from ..lint.rules import RULES
+
+    found: list[tuple[str, list[str]]] = []
+    for line in lines:
+        parts = line.replace(",", " ").split()
+        if len(parts) < 2:
+            problems.append(
+                f"evaltasks_lint_ignore (ini): {line!r} is not 'PATTERN RULE [RULE ...]'"
+            )
+            continue
+        unknown = [rule for rule in parts[1:] if rule not in RULES]
+        if unknown:
+            problems.append(
+                f"evaltasks_lint_ignore (ini): unknown rule(s) {', '.join(unknown)} in {line!r} "
+                f"(known: {', '.join(RULES)})"
+            )
+            continue
+        found.append((parts[0], parts[1:]))
+    return found
 
 
 def _is_text(value: str) -> bool:

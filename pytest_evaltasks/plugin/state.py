@@ -38,6 +38,8 @@ class RunContext:
     changes: Changes | None = None
     base: FilesAt | None = None
     """The snapshot folder at `--evaltasks-base`, when given."""
+    left_out: list[str] = field(default_factory=list)
+    """`--evaltasks-local-only`: the labels of the tasks left out (their data is not local)."""
     _extra_renderings: dict[str, Rendering] = field(default_factory=dict)
 
     def rendering(self, key: str) -> Rendering:

@@ -109,3 +109,36 @@ def test_the_lighteval_shortcut_without_lighteval_says_so(project: EvalProject) 
     result = project.run("--evaltasks-dir=lighteval:tasks", "--evaltasks", "solo")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*lighteval:tasks: lighteval is not installed here*"])
+
+
+def test_local_only_checks_the_tasks_with_local_data_and_says_what_it_left_out(
+    project: EvalProject,
+) -> None:
+    project.write_tasks(
+        'name="solo", version=0, hf_avail_splits=["test"]',
+        'name="hubbed", version=0, hf_repo="org/not-here", hf_avail_splits=["test"]',
+    )
+    project.run("--evaltasks", "solo", "--snapshot-update").assert_outcomes(passed=1)
+    result = project.run("--evaltasks", "solo,hubbed", "--evaltasks-local-only")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["*1 task left out, their data is not in the local data root*", "*hubbed|0*"]
+    )
+    plain = project.run("--evaltasks", "solo,hubbed")
+    assert plain.parseoutcomes().get("failed") == 1  # never the default
+
+
+def test_lint_rules_are_silenced_per_task_pattern_in_the_ini_file(project: EvalProject) -> None:
+    project.write_tasks(prompt_body=textwrap.indent(
+        'return Doc(query=f"{PREFIX}{row[\'q\']}", choices=[" a", " a"], gold_index=0)', "    "
+    ))  # fmt: skip
+    project.run("--evaltasks", "solo", "--snapshot-update")
+    noisy = project.run("--evaltasks", "solo", "-W", "error::UserWarning")
+    assert "duplicate-choices" in noisy.stdout.str()
+    project.pytester.makeini("[pytest]\nevaltasks_lint_ignore =\n    sol* duplicate-choices\n")
+    quiet = project.run("--evaltasks", "solo")
+    assert "duplicate-choices" not in quiet.stdout.str()
+    project.pytester.makeini("[pytest]\nevaltasks_lint_ignore =\n    solo no-such-rule\n")
+    bad = project.run("--evaltasks", "solo")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*unknown rule(s) no-such-rule*"])
