@@ -52,8 +52,10 @@ def phases(data_dir: Path, snapshot_dir: Path, repeats: int = 5) -> dict[str, fl
 
     from pytest_evaltasks.engine.registry import Registry
     from pytest_evaltasks.lint.rules import lint
-    from pytest_evaltasks.snapshot.format import RunSettings, build_snapshot, recorded_shown_text
+    from pytest_evaltasks.snapshot.facts import build_snapshot
     from pytest_evaltasks.snapshot.gate import judge
+    from pytest_evaltasks.snapshot.parse import recorded_shown_text
+    from pytest_evaltasks.snapshot.settings import RunSettings
     from pytest_evaltasks.snapshot.storage import read_recorded, snapshot_filename
 
     warnings.simplefilter("ignore")
@@ -66,7 +68,10 @@ def phases(data_dir: Path, snapshot_dir: Path, repeats: int = 5) -> dict[str, fl
         tasks = [registry.make_task(request) for request in requests]
         results = [task.build() for task in tasks]
         t2 = time.perf_counter()
-        built = [build_snapshot(t, r, RunSettings()) for t, r in zip(tasks, results, strict=True)]
+        built = [
+            build_snapshot(t, r, RunSettings(), root=TASKS_DIR.parent)
+            for t, r in zip(tasks, results, strict=True)
+        ]
         t3 = time.perf_counter()
         for result in results:
             lint(result)

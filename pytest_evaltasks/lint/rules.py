@@ -196,7 +196,8 @@ def _kind(doc: Doc) -> tuple[bool, bool]:
 
 def _doc_findings(doc: Doc, scored: bool, generative: bool) -> Iterator[str]:
     """The names of the per-doc rules `doc` breaks."""
-    choices = _choice_texts(doc)
+    plain = _plain_choices(doc)
+    choices = plain if plain is not None else _choice_texts(doc)
     end = _prompt_end(doc)
     if end in (" ", "\t"):
         yield "trailing-space"
@@ -207,7 +208,7 @@ def _doc_findings(doc: Doc, scored: bool, generative: bool) -> Iterator[str]:
             yield "glued-at-join"
     if not doc.query.strip() or (scored and any(not choice.strip() for choice in choices)):
         yield "empty-text"
-    keys = _choice_keys(doc)
+    keys = plain if plain is not None else _choice_keys(doc)
     if len(set(keys)) < len(keys):
         yield "duplicate-choices"
     if generative:
@@ -233,6 +234,15 @@ def _repeats(examples: list[Doc]) -> bool:
     return len(keys) < len(examples)
 
 
+def _plain_choices(doc: Doc) -> list[str] | None:
+    """The choices when they are the usual list of strings (the common case, checked in a few
+    type checks), else None."""
+    choices = doc.choices
+    if type(choices) is list and all(type(choice) is str for choice in choices):
+        return choices
+    return None
+
+
 def _choice_texts(doc: Doc) -> list[str]:
     """The texts of a doc's choices: a choice that is a list of aliases gives each alias, a
     string of choices each character (as lighteval indexes it), no choices none."""
@@ -248,6 +258,9 @@ def _choice_texts(doc: Doc) -> list[str]:
 
 def _choice_keys(doc: Doc) -> tuple[Any, ...]:
     """A doc's choices as one hashable value per choice."""
+    plain = _plain_choices(doc)
+    if plain is not None:
+        return tuple(plain)
     choices = doc.choices
     if choices is None:
         return ()

@@ -65,13 +65,25 @@ def _escape(char: str) -> str:
     return f"\\u{code:04x}"
 
 
+_NEEDS_ESCAPING = re.compile(
+    "[\\\\\x00-\x08\x0a-\x1f\x7f\ud800-\udfff"
+    + VISIBLE_SPACE
+    + "".join(sorted(_LINE_BREAKS))
+    + "]"
+)
+"""A character that may need escaping wherever it stands (a backslash may need doubling)."""
+
+
 def escape_line(text: str) -> str:
     """One line's text as written: no character a reader, editor or checkout could strip or
     treat as a line break survives raw; reversible by unescape_line.
 
     Written right to left, since whether a backslash is doubled depends on what is written
-    after it; the result never ends in whitespace and holds no `str.splitlines` break.
+    after it; the result never ends in whitespace and holds no `str.splitlines` break. Most
+    lines hold nothing to escape: they are returned as they are after one regex search.
     """
+    if not text or (not text[-1].isspace() and _NEEDS_ESCAPING.search(text) is None):
+        return text
     trailing_from = len(text.rstrip())  # the trailing whitespace run, as a reader strips it
     tokens: list[str] = []
     ahead = ""  # the first characters written after the current one
