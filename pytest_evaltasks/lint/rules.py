@@ -237,7 +237,7 @@ def _repeats(examples: list[Doc]) -> bool:
 def _plain_choices(doc: Doc) -> list[str] | None:
     """The choices when they are the usual list of strings (the common case, checked in a few
     type checks), else None."""
-    choices = doc.choices
+    choices: Any = doc.choices
     if type(choices) is list and all(type(choice) is str for choice in choices):
         return choices
     return None
