@@ -353,7 +353,7 @@ class Task:
             row["__index"] = index
             try:
                 doc = prompt_function(row, task_name)
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # a prompt function may call exit()
                 raise self._row_error(
                     split, index, row, f"raised {type(exc).__name__}: {exc}"
                 ) from exc
