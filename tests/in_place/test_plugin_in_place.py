@@ -200,3 +200,32 @@ def test_save_data_round_trip_from_a_hub_style_dataset_folder(pytester: pytest.P
     run(pytester, "--evaltasks", "quiz|3,quiz_dev").assert_outcomes(passed=2)
     snapshot = next((pytester.path / "tasks" / "__snapshots__").glob("quiz-3--*.txt"))
     assert "docs: 20" in snapshot.read_text(encoding="utf-8")
+
+
+def test_a_qa_template_task_passes_ci_runs_under_different_hash_seeds(
+    pytester: pytest.Pytester,
+) -> None:
+    """lighteval's QA template builds choices with `list(set(answers))`, so squad_v2's prompts
+    change from one process to the next: it is recorded and checked as built under
+    PYTHONHASHSEED=0, and passes whatever the runner's hash seed."""
+    import synthesize
+    from lighteval.tasks.tasks import squad_v2
+
+    (config,) = [c for c in squad_v2.TASKS_TABLE if c.name == "squad_v2"]
+    synthesis = synthesize.synthesize(config, seed=3)
+    assert synthesis.error is None, synthesis.error
+    data = pytester.path / "qa-data"
+    synthesize.write(synthesis, data, config)
+    args = ("--evaltasks", "squad_v2|0", f"--evaltasks-dir={LIGHTEVAL_TASKS}",
+            f"--evaltasks-data={data}", "--evaltasks-snapshot-dir=snapshots")  # fmt: skip
+    pytester._monkeypatch.setenv("PYTHONHASHSEED", "1")
+    run(pytester, *args, "--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (pytester.path / "snapshots").iterdir()
+    recorded = snapshot.read_bytes()
+    assert b"hash_seed: 0" in recorded
+    for seed in ("2", "3"):
+        pytester._monkeypatch.setenv("PYTHONHASHSEED", seed)
+        result = run(pytester, *args)
+        result.assert_outcomes(passed=1)
+        result.stdout.fnmatch_lines(["*hash-seed-dependent*"])
+    assert snapshot.read_bytes() == recorded
