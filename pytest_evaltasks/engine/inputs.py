@@ -222,11 +222,19 @@ def inputs_of(modules: Iterable[str], files: Iterable[str], within: Path) -> set
     return found
 
 
+_PACKAGES: dict[str, str] = {}
+
+
 def _package_of(path: str) -> str:
-    """The package a loaded module file belongs to, for its relative imports."""
+    """The package a loaded module file belongs to, for its relative imports (looked up once
+    per file: a module's package does not change)."""
+    known = _PACKAGES.get(path)
+    if known is not None:
+        return known
     for module in list(sys.modules.values()):
         if getattr(module, "__file__", None) == path:
-            return str(getattr(module, "__package__", "") or "")
+            package = _PACKAGES[path] = str(getattr(module, "__package__", "") or "")
+            return package
     return ""
 
 

@@ -53,6 +53,9 @@ class LoadedModule:
     (its own, and those of modules it loaded for the first time)."""
     opened: set[str] = field(default_factory=set)
     """Files opened while it was imported (absolute paths)."""
+    read: tuple[str, frozenset[str]] | None = None
+    """The project files its import read, as worked out for a project folder (set by the
+    first build of one of its tasks)."""
 
     @property
     def imports(self) -> set[str]:

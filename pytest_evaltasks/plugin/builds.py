@@ -30,6 +30,7 @@ from .renderings import split_item_name
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.registry import Registry
+    from ..engine.task_modules import LoadedModule
     from ..engine.task_string import TaskRequest
     from ..snapshot.facts import BuiltSnapshot
     from .renderings import Rendering
@@ -60,16 +61,27 @@ def build_here(
         result = task.build(run.max_samples)
     checkpoint(len(result.docs))
     loaded = registry.loaded_of(request.name)
-    modules = {*seen.modules}
-    files = {*seen.files}
+    base = within or root
+    read = inputs_of(seen.modules, seen.files, base)
     if loaded is not None:
-        modules.add(loaded.name)
-        modules.update(target for targets in loaded.edges.values() for target in targets)
-        files.update(loaded.opened)
-        files.add(str(loaded.path.resolve()))
-    read = inputs_of(modules, files, within or root)
+        read |= _module_inputs(loaded, base)
     inputs = tuple(Path(os.path.relpath(path, root)).as_posix() for path in read)
     return build_snapshot(task, result, run, template, root, hash_seed, inputs, label)
+
+
+def _module_inputs(loaded: LoadedModule, within: Path) -> frozenset[str]:
+    """The project files a task module's import read (its own file, its project imports, files
+    it opened): the same for all of a module's tasks, so worked out once per import."""
+    from ..engine.inputs import inputs_of
+
+    if loaded.read is None or loaded.read[0] != str(within):
+        modules = {
+            loaded.name,
+            *(target for targets in loaded.edges.values() for target in targets),
+        }
+        files = {*loaded.opened, str(loaded.path.resolve())}
+        loaded.read = (str(within), frozenset(inputs_of(modules, files, within)))
+    return loaded.read[1]
 
 
 def current_hash_seed() -> int | None:
