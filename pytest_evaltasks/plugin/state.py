@@ -5,6 +5,7 @@ Free of heavy imports: the hooks read it on every pytest start, with or without 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,6 +42,15 @@ class RunContext:
     left_out: list[str] = field(default_factory=list)
     """`--evaltasks-local-only`: the labels of the tasks left out (their data is not local)."""
     _extra_renderings: dict[str, Rendering] = field(default_factory=dict)
+
+    @functools.cached_property
+    def snapshot_folder_shown(self) -> str:
+        """The snapshot folder as messages name it: relative to the root when inside it."""
+        folder = self.options.snapshot_dir
+        try:
+            return folder.resolve().relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return folder.as_posix()
 
     def rendering(self, key: str) -> Rendering:
         """A rendering by key: one of the run's, or one a recorded snapshot names (checked

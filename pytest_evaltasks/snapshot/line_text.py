@@ -66,10 +66,7 @@ def _escape(char: str) -> str:
 
 
 _NEEDS_ESCAPING = re.compile(
-    "[\\\\\x00-\x08\x0a-\x1f\x7f\ud800-\udfff"
-    + VISIBLE_SPACE
-    + "".join(sorted(_LINE_BREAKS))
-    + "]"
+    "[\\\\\x00-\x08\x0a-\x1f\x7f\ud800-\udfff" + VISIBLE_SPACE + "".join(sorted(_LINE_BREAKS)) + "]"
 )
 """A character that may need escaping wherever it stands (a backslash may need doubling)."""
 
@@ -150,4 +147,6 @@ def file_json(value: Any, default: Callable[[Any], Any] | None = None) -> str:
     `default` is passed to `json.dumps`.
     """
     text = json.dumps(value, ensure_ascii=False, default=default)
+    if _NOT_RAW_IN_JSON.search(text) is None:
+        return text  # the usual case: nothing to escape
     return _NOT_RAW_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
