@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from .git import FilesAt
     from .plan import RunPlan
     from .renderings import Rendering
+    from .report import Selection
+    from .summary import ItemResult
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -197,6 +199,13 @@ def pytest_configure(config: pytest.Config) -> None:
         from .export import destination_problems as export_problems
 
         unwritable = export_problems(options.export, options.report)
+        if unwritable:
+            raise pytest.UsageError("\n".join(unwritable))
+    if options.results is not None:
+        from .results import results_problems
+
+        others = {"--evaltasks-report": options.report, "--evaltasks-export": options.export}
+        unwritable = results_problems(options.results, others)
         if unwritable:
             raise pytest.UsageError("\n".join(unwritable))
     registry = _build_registry(options, config, _wanted_names(options))
@@ -635,19 +644,57 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         nothing = context.changes is not None and context.plan.size == 0
         if nothing and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK  # a change that touches no task: success
+        elif exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and _empty_shard(config, context):
+            session.exitstatus = pytest.ExitCode.OK  # pytest-split gave every item to others
         if context.options.export is not None and not hasattr(config, "workerinput"):
             _write_export(session)
-    if context is None or context.options.report is None or hasattr(config, "workerinput"):
+    if context is None or hasattr(config, "workerinput"):
+        return
+    if context.options.report is None and context.options.results is None:
         return
     from .report import publish, selection_of, show_problems
     from .summary import RunSummary
 
     collected = config.stash.get(RESULTS_KEY, [])
-    summary = RunSummary([result for result, _ in collected])
-    outcomes = {result.label: outcome for result, outcome in collected}
-    problems = publish(context.options.report, summary, outcomes, selection_of(context))
-    if problems:  # checked before the run, so rare: said in the terminal, the exit code kept
-        show_problems(config, problems)
+    selection = selection_of(context)
+    if context.options.report is not None:
+        summary = RunSummary([result for result, _ in collected])
+        outcomes = {result.label: outcome for result, outcome in collected}
+        problems = publish(context.options.report, summary, outcomes, selection)
+        if problems:  # checked before the run, so rare: said in the terminal, the exit code kept
+            show_problems(config, problems)
+    if context.options.results is not None:
+        _write_results(session, context.options.results, selection, collected)
+
+
+def _empty_shard(config: pytest.Config, context: RunContext) -> bool:
+    """A pytest-split group (`--splits N --group I`) of a run with items, given none of them."""
+    option = config.option
+    split = getattr(option, "splits", None) and getattr(option, "group", None)
+    return bool(split) and context.plan.size > 0
+
+
+def _write_results(
+    session: pytest.Session,
+    path: Path,
+    selection: Selection,
+    collected: list[tuple[ItemResult, str]],
+) -> None:
+    """`--evaltasks-results`: write the results file. A write that failed fails a run that
+    passed: a shard's file missing from the merge, or an older one in its place, would be
+    wrong."""
+    from .report import show_problems
+    from .results import shard_of, write
+
+    problem = write(path, selection, collected, shard_of(session.config))
+    if problem is None:
+        return
+    show_problems(session.config, [problem], name=RESULTS_PROBLEMS)
+    if session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+RESULTS_PROBLEMS = "evaltasks-results-problems"
 
 
 def _write_export(session: pytest.Session) -> None:
@@ -677,6 +724,16 @@ def _export_lines(config: pytest.Config) -> list[tuple[str, str | None]]:
     return [(f"{count(exporter.written, 'prompt')} exported to {_shown(exporter.path)}", None)]
 
 
+def _results_lines(config: pytest.Config) -> list[tuple[str, str | None]]:
+    """`--evaltasks-results`: where the results went, for the terminal summary (its failure
+    is said in red at the end of the summary; nothing on a worker)."""
+    path = config.stash[CONTEXT_KEY].options.results
+    failed = config.pluginmanager.has_plugin(RESULTS_PROBLEMS)
+    if path is None or failed or hasattr(config, "workerinput"):
+        return []
+    return [(f"results written to {_shown(path)}", None)]
+
+
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
@@ -696,7 +753,7 @@ def pytest_terminal_summary(
     broken = _broken_outside_run(context)
     changes = context.changes
     nothing = changes is not None and context.plan.size == 0
-    exported = _export_lines(config)
+    exported = _export_lines(config) + _results_lines(config)
     if not summary.results and not broken and not nothing and not exported:
         return
     terminalreporter.section("evaltasks")

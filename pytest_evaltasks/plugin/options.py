@@ -35,6 +35,9 @@ class Options:
     report: Path | None = None
     export: Path | None = None
     """`--evaltasks-export`: the JSON Lines file every rendered prompt is written to."""
+    results: Path | None = None
+    """`--evaltasks-results`: the JSON file of every item's result and the selection facts (one
+    per shard; `python -m pytest_evaltasks.plugin.report merge` makes them one report)."""
     warn_unused: bool = False
     """syrupy's `--snapshot-warn-unused`: an orphan snapshot warns instead of failing."""
     details: bool = False
@@ -144,6 +147,12 @@ def add_options(parser: pytest.Parser) -> None:
         "--evaltasks-report",
         metavar="PATH",
         help="write the run as Markdown to PATH (and append it to $GITHUB_STEP_SUMMARY)",
+    )
+    group.addoption(
+        "--evaltasks-results",
+        metavar="FILE",
+        help="write every item's result and the selection as JSON to FILE (one per shard of a "
+        "split run; python -m pytest_evaltasks.plugin.report merge FILE... makes one report)",
     )
     group.addoption(
         "--evaltasks-export",
@@ -314,6 +323,7 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         changed=opt.evaltasks_changed,
         report=_one_path(cwd, opt.evaltasks_report),
         export=_one_path(cwd, opt.evaltasks_export),
+        results=_one_path(cwd, opt.evaltasks_results),
         warn_unused=bool(getattr(opt, "warn_unused_snapshots", False)),
         details=bool(getattr(opt, "include_snapshot_details", False)),
         renderings=renderings,

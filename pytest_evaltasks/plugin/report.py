@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -111,17 +111,19 @@ def markdown(
     outcomes: Mapping[str, str],
     selection: Selection | None = None,
     budget: Budget = REPORT_BUDGET,
+    notes: Sequence[str] = (),
 ) -> str:
     """The report, within `budget`. `outcomes` maps an item's label to pytest's outcome
-    (passed, failed)."""
+    (passed, failed). `notes`: warnings shown under the heading (a merge of results files
+    that are not one run's)."""
     selection = selection or Selection()
     results = sorted(summary.results, key=lambda result: _order(result, outcomes))
     if not results:
-        text = _nothing_ran(selection)
+        text = _nothing_ran(selection, notes)
     else:
         text = ""
         for reserve in (RESERVE, 4 * RESERVE, budget.limit // 2):
-            text = _fitted(summary, results, outcomes, selection, budget, reserve)
+            text = _fitted(summary, results, outcomes, selection, budget, reserve, notes)
             if budget.size(text) <= budget.limit:
                 return text
     return text if budget.size(text) <= budget.limit else _hard_cut(text, budget)
@@ -142,9 +144,10 @@ def _failed(result: ItemResult, outcomes: Mapping[str, str]) -> bool:
     return outcomes.get(result.label, "failed") != "passed"
 
 
-def _nothing_ran(selection: Selection) -> str:
+def _nothing_ran(selection: Selection, notes: Sequence[str] = ()) -> str:
     """No item reported: the selection, and why nothing was checked."""
     lines = [f"## pytest-evaltasks: nothing checked ({selection.mode} mode)", ""]
+    lines += _note_lines(notes)
     lines += _selection_lines(replace(selection, changed=None))  # the sentence says it
     if selection.changed is not None:
         sentence = selection.changed
@@ -154,6 +157,14 @@ def _nothing_ran(selection: Selection) -> str:
         sentence = "no evaltasks item ran: none was selected, or the run stopped before any"
     lines += ["", _text(_clip(sentence))]
     return "\n".join(lines) + "\n"
+
+
+def _note_lines(notes: Sequence[str]) -> list[str]:
+    """Each note as a quoted warning paragraph, and a blank line after them."""
+    lines: list[str] = []
+    for note in notes:
+        lines += [*([">"] if lines else []), f"> **Warning**: {_text(_clip(note))}"]
+    return [*lines, ""] if lines else []
 
 
 def _selection_lines(selection: Selection) -> list[str]:
@@ -215,6 +226,7 @@ def _fitted(
     selection: Selection,
     budget: Budget,
     reserve: int,
+    notes: Sequence[str] = (),
 ) -> str:
     """The report with as much as fits in `budget` less `reserve`, taken in this order:
     failing rows (up to half the room), failure details, the other failing rows, the rows and
@@ -243,6 +255,7 @@ def _fitted(
     head = [
         f"## pytest-evaltasks: {count(len(results), 'item')} checked ({selection.mode} mode)",
         "",
+        *_note_lines(notes),
         *_selection_lines(selection),
         *_summary_lines(summary, budget),
     ]
@@ -636,15 +649,22 @@ def _clip(text: str, limit: int = 2_000) -> str:
 # --- destinations ----------------------------------------------------------------------------
 
 
-def destination_problems(report: Path, environ: Mapping[str, str] = os.environ) -> list[str]:
-    """Why the report could not be written to `report` or appended to `$GITHUB_STEP_SUMMARY`,
-    checked before the run (a usage error then, not a traceback after it)."""
+def destination_problems(
+    report: Path | None,
+    environ: Mapping[str, str] = os.environ,
+    option: str = "--evaltasks-report",
+) -> list[str]:
+    """Why the report could not be written to `report` (given as `option`) or appended to
+    `$GITHUB_STEP_SUMMARY`, checked before the run (a usage error then, not a traceback after
+    it)."""
     problems = []
-    where = f"--evaltasks-report={_shown(report)}"
-    if report.is_dir():
+    where = f"{option}={_shown(report)}" if report is not None else option
+    if report is None:
+        pass
+    elif report.is_dir():
         problems.append(
             f"{where}: that is a directory; name a file, e.g. "
-            f"--evaltasks-report={_shown(report / 'evaltasks-report.md')}"
+            f"{option}={_shown(report / 'evaltasks-report.md')}"
         )
     else:
         problem = _folder_problem(report.parent)
@@ -685,13 +705,15 @@ def publish(
     outcomes: Mapping[str, str],
     selection: Selection,
     environ: Mapping[str, str] = os.environ,
+    notes: Sequence[str] = (),
 ) -> list[str]:
     """Write the report to `path` and append it to `$GITHUB_STEP_SUMMARY` (each within its
     budget); what went wrong, as lines for the terminal (never an exception)."""
     problems = []
     if path is not None:
         try:
-            write_atomic(path, markdown(summary, outcomes, selection).encode("utf-8"))
+            text = markdown(summary, outcomes, selection, notes=notes)
+            write_atomic(path, text.encode("utf-8"))
         except OSError as exc:
             problems.append(f"the report was not written: {exc}")
     value = environ.get(ENV, "")
@@ -710,7 +732,7 @@ def publish(
                 f"GitHub's {SUMMARY_BYTES:,}"
             )
             return problems
-        text = separator + markdown(summary, outcomes, selection, budget)
+        text = separator + markdown(summary, outcomes, selection, budget, notes)
         with open(target, "ab") as stream:
             stream.write(text.encode("utf-8"))
     except OSError as exc:
@@ -725,13 +747,16 @@ def _same_file(one: Path, other: Path) -> bool:
         return False
 
 
-def show_problems(config: pytest.Config, problems: list[str]) -> None:
-    """Say in the terminal summary (after the evaltasks section) what could not be written."""
+def show_problems(
+    config: pytest.Config, problems: list[str], name: str = "evaltasks-report-problems"
+) -> None:
+    """Say in the terminal summary (after the evaltasks section) what could not be written;
+    `name`: the plugin that says it (the summary's "written" line looks for it)."""
     if config.pluginmanager.get_plugin("terminalreporter") is None:
         for problem in problems:
             sys.stderr.write(f"evaltasks: error: {problem}\n")
         return
-    config.pluginmanager.register(_ProblemLines(problems), "evaltasks-report-problems")
+    config.pluginmanager.register(_ProblemLines(problems), name)
 
 
 class _ProblemLines:
@@ -753,3 +778,9 @@ def _shown(path: Path) -> str:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
         return str(path)
+
+
+if __name__ == "__main__":  # `python -m pytest_evaltasks.plugin.report merge FILE...`
+    from pytest_evaltasks.plugin.results import main
+
+    sys.exit(main())

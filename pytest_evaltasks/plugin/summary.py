@@ -49,14 +49,27 @@ class ItemResult:
 
     def to_json(self) -> str:
         """The result as JSON text (every item makes one: no `asdict` deep copy)."""
-        return json.dumps({name: getattr(self, name) for name in _FIELDS}, ensure_ascii=False)
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    def to_dict(self) -> dict[str, object]:
+        """The result as plain JSON values, every field (the outcome as its text)."""
+        return {name: getattr(self, name) for name in _FIELDS}
 
     @classmethod
     def from_json(cls, text: str) -> ItemResult:
         """Read back `to_json`."""
-        data = json.loads(text)
-        data["outcome"] = Outcome(data["outcome"])
-        return cls(**data)
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> ItemResult:
+        """Read back `to_dict`; a missing or unknown field, a wrong type or an unknown outcome
+        raises `ValueError` (or `TypeError`)."""
+        data = dict(data)
+        unknown = set(data) - set(_FIELDS)
+        if unknown:
+            raise ValueError(f"unknown fields {', '.join(sorted(unknown))}")
+        data["outcome"] = Outcome(str(data.get("outcome")))
+        return cls(**data)  # type: ignore[arg-type]
 
 
 _FIELDS = tuple(field.name for field in fields(ItemResult))
