@@ -27,6 +27,7 @@ REASONS = (
     ),
     (re.compile(r"root reads any file"), "running as root (file permissions do not apply)"),
     (re.compile(r"could not import 'numpy'"), "numpy is not installed"),
+    (re.compile(r"could not import 'pytest_split'"), "pytest-split is not installed"),
 )
 
 
