@@ -76,7 +76,14 @@ class FewShotSampler:
         draw_rng = rng if self.selection in PER_DOC_DRAWS else None
         samples: list[list[Doc]] = []
         shown: set[int] = set()
+        shared = pool[:num_fewshots]  # the examples of every doc that draws none of its own
+        for example in shared if draw_rng is None else ():
+            self._check_shown(example)
+            shown.add(id(example))
         for doc in docs:
+            if draw_rng is None and (doc is None or not _may_be_in(doc, queries)):
+                samples.append(shared)  # one list for all such docs: a large task's memory
+                continue
             drawn = pool if draw_rng is None else self._draw(pool, num_fewshots, draw_rng)
             if doc is not None and _may_be_in(doc, queries):
                 drawn = [example for example in drawn if not same_content(example, doc)]
