@@ -287,10 +287,27 @@ def bundled_list() -> str:
     return f"Bundled templates: {', '.join(bundled_templates())}."
 
 
-def apply_chat_template(template: ChatTemplate, messages: Sequence[Mapping[str, object]]) -> str:
-    """Render `messages` ending with the generation prompt, exactly as transformers would."""
+CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+"""What transformers appends to the final message to find where it ends once rendered."""
+
+
+def apply_chat_template(
+    template: ChatTemplate,
+    messages: Sequence[Mapping[str, object]],
+    add_generation_prompt: bool = True,
+    continue_final_message: bool = False,
+) -> str:
+    """Render `messages` ending with the generation prompt, exactly as transformers would;
+    with `continue_final_message` (and no generation prompt) the rendering stops where the
+    final message's content ends, so a model continues it (transformers 5's rule)."""
     if not messages:
         raise ChatTemplateError(f"chat template {template.name!r}: there are no messages to render")
+    if continue_final_message:
+        if add_generation_prompt:
+            raise ChatTemplateError(
+                "continue_final_message and add_generation_prompt exclude each other"
+            )
+        return _continued(template, messages)
     try:
         compiled = compile_template(template.source)
     except jinja2.TemplateSyntaxError as exc:
@@ -307,7 +324,7 @@ def apply_chat_template(template: ChatTemplate, messages: Sequence[Mapping[str, 
             messages=plain,
             tools=None,
             documents=None,
-            add_generation_prompt=True,
+            add_generation_prompt=add_generation_prompt,
             bos_token=template.bos_token,
             eos_token=template.eos_token,
         )
@@ -325,3 +342,31 @@ def apply_chat_template(template: ChatTemplate, messages: Sequence[Mapping[str, 
         raise ChatTemplateError(
             f"chat template {template.name!r} failed while rendering: {type(exc).__name__}: {exc}"
         ) from exc
+
+
+def _continued(template: ChatTemplate, messages: Sequence[Mapping[str, object]]) -> str:
+    """The messages rendered up to the end of the final message's content (transformers 5
+    tags the content, renders, and cuts at the tag)."""
+    final = messages[-1].get("content")
+    if not isinstance(final, str):
+        raise ChatTemplateError(
+            f"chat template {template.name!r}: continue_final_message needs a final message "
+            f"with text content"
+        )
+    if "content" not in template.source:
+        raise ChatTemplateError(
+            f'chat template {template.name!r}: continue_final_message is set to "content" but '
+            f"this is not an accepted field in the chat_template"
+        )
+    tagged = [*messages[:-1], {**messages[-1], "content": final + CONTINUE_TAG}]
+    rendered = apply_chat_template(template, tagged, add_generation_prompt=False)
+    tag = CONTINUE_TAG.strip()
+    if final.strip() not in rendered or tag not in rendered:
+        raise ChatTemplateError(
+            f"chat template {template.name!r}: continue_final_message is set but the final "
+            f"message does not appear in the chat after applying the chat template"
+        )
+    at = rendered.rindex(tag)
+    if rendered[at : at + len(CONTINUE_TAG)] == CONTINUE_TAG:
+        return rendered[:at]
+    return rendered[:at].rstrip()

@@ -1,10 +1,12 @@
-"""Register the task configs of task modules, and turn task strings into `Task` objects.
+"""Register the tasks of every task source, and turn task strings into tasks to build.
 
-The configs in each module's `TASKS_TABLE` are registered under their names: our `TaskConfig`,
-or lighteval's `LightevalTaskConfig` (and its subclasses), which `lighteval_adapter` converts
-when a task is first used, so listing tens of thousands of tasks stays cheap. Problems stay
-with what caused them: a module that fails to import is recorded as broken, a name defined
-twice (or that no task string can express) is unusable, and everything else stays usable.
+Each task folder belongs to a source (`sources`): lighteval-style modules, whose `TASKS_TABLE`
+configs (ours, or lighteval's `LightevalTaskConfig`, converted by `lighteval_adapter` when a
+task is first used) are built by our `Task`; or lm-eval's YAML configs (`lm_eval_source`),
+rendered by lm-eval's own task objects. The registry holds every name with the source that
+registered it and asks that source for everything else. Problems stay with what caused them: a
+module that fails to import is recorded as broken, a name defined twice (or that no task string
+can express) is unusable, and everything else stays usable.
 """
 
 from __future__ import annotations
@@ -14,13 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import RegistryError, TaskConfigError, TaskStringError, did_you_mean
+from ..errors import RegistryError, TaskStringError, did_you_mean
 from .config import TaskConfig
-from .lighteval_adapter import convert_config, is_task_config_like, line_naming
-from .task_modules import LoadedModule, discover, installed, load_module, module_name_for
+from .sources import TaskSource, make_sources
+from .task_modules import LoadedModule, installed
 from .task_string import ACCEPTED_FORMS, ALL_TASKS, TaskRequest, parse_task_string, unwritable
 
 if TYPE_CHECKING:  # imported when a task is made: listing tasks never needs rows or sampling
+    from ..snapshot.settings import RunSettings
+    from .chat_template import ChatTemplate
+    from .data_slices import PreparedSlice
+    from .rendered import RenderedTask
     from .task import Task
 
 DEFAULT = object()
@@ -63,12 +69,17 @@ class BrokenModule:
 
 @dataclass
 class Entry:
-    """One registered name: where it came from, and its config as the module made it."""
+    """One registered name: where it came from, and its config as its file made it."""
 
     name: str
     origin: Path
     raw: Any
     config: TaskConfig | None = None
+    source: TaskSource | None = None
+    """The source that registered it (None: set by the registry to the first one)."""
+    listed: bool = True
+    """Part of `names` (`all`, `--evaltasks-list`); False for a task registered only because a
+    run named it, from a folder the run did not list (lm-eval's own, under a custom folder)."""
 
 
 @dataclass
@@ -89,11 +100,16 @@ class Registry:
         custom_tasks: Sequence[str | Path] = (),
         data_dir: str | Path | object | None = DEFAULT,
         only: Iterable[str | Path] | None = None,
+        wanted: Sequence[str] | None = None,
+        cache: Any = None,
     ) -> None:
-        """Import the task modules now, so every problem is known before any work.
+        """Read every task source now, so every problem is known before any work.
 
         `only` names the module files to import (the others are never imported): a build in a
-        fresh process needs only the module of the tasks it builds.
+        fresh process needs only the module of the tasks it builds. `wanted` names the tasks
+        (or name prefixes) a run needs, so a source that can index only what defines them does
+        (lm-eval's YAML folders); `cache` (pytest's, `get`/`set`) keeps such an index, verified
+        against the files on every read.
         """
         self.task_dirs = [Path(d) for d in task_dirs]
         if data_dir is DEFAULT:
@@ -106,75 +122,33 @@ class Registry:
         self.shadowed: list[str] = []
         """Warnings for names defined twice in installed packages' task files, where (as in
         lighteval) the last definition wins: the user cannot edit those files."""
-        self._seen_files: set[Path] = set()
-        wanted = None if only is None else {Path(path).resolve() for path in only}
-        self.partial = wanted is not None
-        """Only some modules were imported: a name not found may be in another."""
+        selected = None if only is None else {Path(path).resolve() for path in only}
+        self.partial = selected is not None
+        """Only some files were read: a name not found may be in another."""
         for directory in self.task_dirs:
             if not directory.is_dir():
                 raise RegistryError(
                     f"task directory {directory} does not exist; pass an existing directory "
-                    f"(--evaltasks-dir) holding task modules with a TASKS_TABLE"
+                    f"(--evaltasks-dir) holding task modules with a TASKS_TABLE, or lm-eval "
+                    f"YAML task configs"
                 )
-            for path in discover(directory):
-                if wanted is None or path.resolve() in wanted:
-                    self._register_module(path, custom=False)
-        for custom in custom_tasks:
-            path = Path(custom)
-            if not path.is_file():
-                raise RegistryError(f"custom task file {path} does not exist")
-            if wanted is None or path.resolve() in wanted:
-                self._register_module(path, custom=True)
+        self.sources: list[TaskSource] = make_sources(
+            self.task_dirs, [Path(c) for c in custom_tasks], self.data_dir, selected, wanted, cache
+        )
+        for source in self.sources:
+            source.register(self)
+            self.partial = self.partial or bool(getattr(source, "partial", False))
 
     # registration ---------------------------------------------------------------------------
 
-    def _register_module(self, path: Path, custom: bool) -> None:
-        """Import one module and register its TASKS_TABLE, or record it as broken."""
-        if path.resolve() in self._seen_files:
-            return
-        self._seen_files.add(path.resolve())
-        loaded = load_module(path, module_name_for(path))
-        self.modules.append(loaded)
-        if loaded.module is None:
-            if custom:
-                raise RegistryError(f"custom task file {path} failed to import:\n{loaded.error}")
-            self.broken.append(BrokenModule(path, loaded.error or ""))
-            return
-        table: Any = getattr(loaded.module, "TASKS_TABLE", [])
-        if isinstance(table, (str, bytes)) or not isinstance(table, Iterable):
-            self.broken.append(BrokenModule(path, "TASKS_TABLE must be a list of task configs\n"))
-            return
-        names: dict[str, int] = {}
-        for position, item in enumerate(table):
-            if not isinstance(item, TaskConfig) and not is_task_config_like(item):
-                self.broken.append(
-                    BrokenModule(
-                        path,
-                        f"TASKS_TABLE[{position}] is a {type(item).__module__}."
-                        f"{type(item).__name__}, not a task config (a pytest_evaltasks "
-                        f"TaskConfig or a lighteval LightevalTaskConfig)\n",
-                    )
-                )
-                continue
-            name = str(item.name)
-            if name in names and installed(path):
-                self.shadowed.append(
-                    f"task {name!r} is defined twice in {path} (TASKS_TABLE[{names[name]}] and "
-                    f"[{position}]); the last definition is used, as lighteval uses it"
-                )
-                self.entries[name] = Entry(name, path, item)
-                names[name] = position
-                continue
-            if name in names:
-                self._unusable(
-                    name,
-                    f"is defined twice in {path} (TASKS_TABLE[{names[name]}] "
-                    f"and [{position}]); rename one",
-                    path,
-                )
-                continue
-            names[name] = position
-            self._register(Entry(name, path, item), custom)
+    def add(self, entry: Entry, custom: bool = False) -> None:
+        """Register one name (sources call this); a name defined in two files is unusable,
+        naming both."""
+        self._register(entry, custom)
+
+    def mark_unusable(self, name: str, reason: str, *paths: Path) -> None:
+        """Make `name` unusable, keeping the first reason (sources call this)."""
+        self._unusable(name, reason, *paths)
 
     def _register(self, entry: Entry, custom: bool) -> None:
         """Add one name; a name defined in two files is unusable, naming both."""
@@ -227,85 +201,157 @@ class Registry:
         """The module file of each registered name."""
         return {name: entry.origin for name, entry in self.entries.items()}
 
+    def source_of(self, name: str) -> TaskSource:
+        """The source that registered a task."""
+        source = self.entries[name].source
+        assert source is not None, f"task {name!r} has no source"
+        return source
+
     def config(self, name: str) -> TaskConfig:
-        """One task's config (lighteval's converted once, then kept)."""
+        """One lighteval-style task's config (lighteval's converted once, then kept)."""
         entry = self.entries[name]
-        if entry.config is None:
-            raw = entry.raw
-            if isinstance(raw, TaskConfig):
-                entry.config = raw
-            else:
-                try:
-                    entry.config = convert_config(raw, entry.origin)
-                except TaskConfigError as exc:
-                    raise TaskConfigError(f"{exc} (in {entry.origin})") from None
-        return entry.config
+        source = self.source_of(name)
+        if source.renders_units:
+            raise RegistryError(
+                f"task {name!r} is an {source.kind} task: it has no lighteval-style config "
+                f"(render it with Registry.render)"
+            )
+        config: TaskConfig = source.config(entry)
+        return config
 
     def location(self, name: str) -> tuple[Path, int]:
         """The file and line that define a task, without converting its config."""
-        entry = self.entries[name]
-        if isinstance(entry.raw, TaskConfig):
-            source = Path(entry.raw.source_file)
-            return (source if source.is_file() else entry.origin), entry.raw.source_line
-        return entry.origin, line_naming(entry.origin, name)
+        return self.source_of(name).location(self.entries[name])
 
     def origin_of(self, name: str) -> Path:
-        """The module file that registered a task."""
+        """The file that registered a task."""
         return self.entries[name].origin
 
     def loaded_of(self, name: str) -> LoadedModule | None:
-        """The import record of the module that registered a task."""
-        origin = self.entries[name].origin
-        return next((m for m in self.modules if m.path == origin), None)
+        """The import record of the module that registered a task (None: not a module's)."""
+        loaded = getattr(self.source_of(name), "loaded_of", None)
+        return loaded(self.entries[name]) if loaded is not None else None
 
     def module_of(self, name: str) -> Any:
-        """The imported module that registered a task."""
-        origin = self.entries[name].origin
-        return next((m.module for m in self.modules if m.path == origin), None)
+        """The imported module that registered a task (None: not a module's)."""
+        module_of = getattr(self.source_of(name), "module_of", None)
+        return module_of(self.entries[name]) if module_of is not None else None
 
     def version_of(self, name: str) -> Any:
         """A task's version, without converting its config."""
-        return getattr(self.entries[name].raw, "version", 0)
+        return self.source_of(name).version(self.entries[name])
+
+    def renders_units(self, name: str) -> bool:
+        """The task renders into `RenderedTask` units (not through our `Task`)."""
+        return self.source_of(name).renders_units
+
+    def dependencies(self, name: str) -> set[str]:
+        """Files (absolute) whose change can change the task, as its source knows them."""
+        return self.source_of(name).dependencies(self.entries[name])
+
+    def lint_ignores(self, name: str) -> list[str]:
+        """The lint rules the task's own files silence for it."""
+        return self.source_of(name).lint_ignores(self.entries[name])
+
+    def has_local_data(self, name: str) -> bool:
+        """Whether the task's rows are in the local data root."""
+        return self.source_of(name).has_local_data(self.entries[name], self.data_dir)
+
+    def ensure(self, names: Iterable[str]) -> None:
+        """Let every source register the names it can define lazily (lm-eval tasks indexed only
+        when named, the members of a group)."""
+        wanted = [name for name in dict.fromkeys(names) if name not in self.entries]
+        if wanted:
+            for source in self.sources:
+                source.ensure(self, wanted)
+
+    def partial_notes(self) -> list[str]:
+        """What a partial registry read, source by source (for the run's header)."""
+        notes = []
+        for source in self.sources:
+            note = getattr(source, "partial_note", None)
+            text = note(self) if note is not None else None
+            if text:
+                notes.append(text)
+        return notes
+
+    def prepare_all(self) -> None:
+        """Register what `all` checks that sources register lazily (the variants the groups of
+        a listed lm-eval folder make)."""
+        for source in self.sources:
+            source.prepare_all(self)
 
     @property
     def names(self) -> list[str]:
-        """Usable task names, sorted."""
-        return sorted(self.entries)
+        """Usable task names, sorted (those of the folders the run lists)."""
+        return sorted(name for name, entry in self.entries.items() if entry.listed)
 
     def supersets(self) -> dict[str, list[str]]:
-        """Prefixes (before the first `:`) shared by more than one task, with sorted members."""
+        """Prefixes (before the first `:`) shared by more than one lighteval-style task, with
+        sorted members."""
         groups: dict[str, list[str]] = {}
         for name in self.names:
-            groups.setdefault(name.split(":")[0], []).append(name)
+            if not self.entries[name].source or not self.source_of(name).renders_units:
+                groups.setdefault(name.split(":")[0], []).append(name)
         return {prefix: members for prefix, members in groups.items() if len(members) > 1}
+
+    def with_default_shots(self, request: TaskRequest) -> TaskRequest:
+        """A request that named no shot count, at its task's default (lm-eval's
+        `num_fewshot`; 0 for lighteval-style tasks); any other request as it is."""
+        if not request.default_shots or request.name not in self.entries:
+            return request
+        shots = self.source_of(request.name).default_shots(self.entries[request.name])
+        return request.with_shots(shots)
 
     def resolve(self, spec: str | Iterable[TaskRequest]) -> list[TaskRequest]:
         """Expand a task string to one request per concrete task; all problems at once."""
         if isinstance(spec, str) and spec.strip() == ALL_TASKS:
-            requests = [TaskRequest(name) for name in self.names]
+            requests = [TaskRequest(name, default_shots=True) for name in self.names]
         else:
             requests = parse_task_string(spec) if isinstance(spec, str) else list(spec)
+        self.ensure(request.name for request in requests)
         supersets = self.supersets()
+        members: dict[tuple[str, int, str], list[TaskRequest]] = {}
+        for request in requests:
+            if request.name in self.entries or request.key in members:
+                continue
+            for source in self.sources:
+                found = source.members(self, request)
+                if found is not None:
+                    members[request.key] = found
+                    break
+        grouped = {key[0] for key in members}
         unusable = [r.name for r in requests if r.name in self.unusable]
         unknown = [
             r.name
             for r in requests
-            if r.name not in supersets and r.name not in self.entries and r.name not in unusable
+            if r.name not in supersets
+            and r.name not in self.entries
+            and r.name not in grouped
+            and r.name not in unusable
         ]
         if unknown or unusable:
             raise TaskStringError(self._problem_message(unknown, unusable, list(supersets)))
         resolved: list[TaskRequest] = []
         seen: set[tuple[str, int, str]] = set()
         for request in requests:
-            for name in supersets.get(request.name, [request.name]):
-                member = request if name == request.name else request.for_task(name)
+            if request.name not in self.entries and request.key in members:
+                expanded = members[request.key]
+            else:
+                expanded = [
+                    request if name == request.name else request.for_task(name)
+                    for name in supersets.get(request.name, [request.name])
+                ]
+            for member in expanded:
+                member = self.with_default_shots(member)
                 if member.key not in seen:
                     seen.add(member.key)
                     resolved.append(member)
         return resolved
 
     def load(self, spec: str | Iterable[TaskRequest]) -> list[Task]:
-        """Tasks for a task string: expanded, deduplicated, in the order requested."""
+        """Tasks for a task string: expanded, deduplicated, in the order requested
+        (lighteval-style tasks; lm-eval's are rendered with `render`)."""
         return [self.make_task(request) for request in self.resolve(spec)]
 
     def make_task(self, request: TaskRequest) -> Task:
@@ -313,6 +359,35 @@ class Registry:
         from .task import Task
 
         return Task(self.config(request.name), data_dir=self.data_dir, request=request)
+
+    def prepare_slice(
+        self, request: TaskRequest, data_dir: Path, count: int, root: Path | None = None
+    ) -> PreparedSlice:
+        """`--evaltasks-save-data` for a task whose source renders units: the first `count`
+        rows of each split it reads, loaded and checked, not yet written."""
+        source = self.source_of(request.name)
+        prepare = getattr(source, "prepare_slice", None)
+        if prepare is None:
+            raise RegistryError(f"task {request.name!r}: its source cannot save data slices")
+        prepared: PreparedSlice = prepare(self.entries[request.name], data_dir, count, root)
+        return prepared
+
+    def render(
+        self,
+        request: TaskRequest,
+        run: RunSettings | None = None,
+        template: ChatTemplate | None = None,
+    ) -> RenderedTask:
+        """One resolved request of a task whose source renders units (lm-eval's): what its
+        harness would send, doc by doc."""
+        from ..snapshot.settings import RunSettings
+
+        source = self.source_of(request.name)
+        if not source.renders_units:
+            raise RegistryError(f"task {request.name!r} is built with make_task, not rendered")
+        return source.render(
+            self.entries[request.name], request, run or RunSettings(), template, self.data_dir
+        )
 
     def all_tasks(self) -> list[Task]:
         """Every registered task at 0 shots."""
@@ -325,6 +400,9 @@ class Registry:
         lines: list[str] = []
         if unknown:
             candidates = [*self.entries, *supersets]
+            for source in self.sources:
+                candidates += source.suggestions(self)
+            candidates = list(dict.fromkeys(candidates))
             lines.append(f"unknown task{'s' if len(unknown) > 1 else ''}:")
             lines += [f"  {name!r}{did_you_mean(name, candidates, n=3)}" for name in unknown]
         for name in unusable:
@@ -354,11 +432,15 @@ class _Configs(Mapping[str, TaskConfig]):
             raise KeyError(name)
         return self._registry.config(name)
 
+    def _names(self) -> list[str]:
+        registry = self._registry
+        return [name for name in registry.entries if not registry.renders_units(name)]
+
     def __iter__(self) -> Iterator[str]:
-        return iter(self._registry.entries)
+        return iter(self._names())
 
     def __len__(self) -> int:
-        return len(self._registry.entries)
+        return len(self._names())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._registry.entries
+        return name in self._registry.entries and not self._registry.renders_units(str(name))

@@ -35,6 +35,9 @@ class TaskRequest:
     num_fewshots: int = 0
     metric_params: tuple[tuple[str, Any], ...] = field(default=())
     item: str = ""
+    default_shots: bool = field(default=False, compare=False)
+    """The task string named no shot count (`name`, not `name|N`): a source whose tasks carry
+    a default of their own (lm-eval's `num_fewshot`) resolves it to that; otherwise 0 shots."""
 
     @property
     def params_dict(self) -> dict[str, Any]:
@@ -62,7 +65,13 @@ class TaskRequest:
 
     def for_task(self, name: str) -> TaskRequest:
         """This request applied to one member of a superset."""
-        return TaskRequest(name, self.num_fewshots, self.metric_params, self.item)
+        return TaskRequest(
+            name, self.num_fewshots, self.metric_params, self.item, self.default_shots
+        )
+
+    def with_shots(self, num_fewshots: int) -> TaskRequest:
+        """This request at a resolved shot count (a source's default for `name` alone)."""
+        return TaskRequest(self.name, num_fewshots, self.metric_params, self.item)
 
 
 _UNWRITABLE = re.compile(r"[,|@]|^\s|\s$|^$")
@@ -218,7 +227,13 @@ def parse_task_item(item: str) -> TaskRequest:
     if not name:
         raise TaskStringError(f"task {item!r} has an empty name; {ACCEPTED_FORMS}")
     params = tuple(_parse_param(item, piece) for piece in param_parts if piece)
-    return TaskRequest(name=name, num_fewshots=num_fewshots, metric_params=params, item=item)
+    return TaskRequest(
+        name=name,
+        num_fewshots=num_fewshots,
+        metric_params=params,
+        item=item,
+        default_shots=len(parts) == 1,
+    )
 
 
 def _too_many_parts(item: str, parts: list[str]) -> str:

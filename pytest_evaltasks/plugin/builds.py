@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..snapshot.check import FreshBuildError
 from ..snapshot.facts import SnapshotFacts, build_snapshot
-from ..snapshot.line_text import escape_line
 from ..snapshot.settings import RunSettings
 from .renderings import split_item_name
 
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
     from ..engine.task_modules import LoadedModule
     from ..engine.task_string import TaskRequest
     from ..snapshot.facts import BuiltSnapshot
+    from ..snapshot.units import UnitsSnapshot
     from .renderings import Rendering
 
 TIMEOUT = 600.0
@@ -48,14 +48,25 @@ def build_here(
     within: Path | None = None,
     hash_seed: int | None = None,
     label: str | None = None,
-) -> BuiltSnapshot:
+) -> BuiltSnapshot | UnitsSnapshot:
     """One task built and fingerprinted in this process: what every item and fresh process
     does, so both build alike. The project files its code reads (at import and while it is
     built) are observed and recorded, relative to the root; `within` is the folder project
-    files live in (the git checkout, or the root)."""
+    files live in (the git checkout, or the root). A task whose source renders units (lm-eval's
+    YAML tasks) is rendered by its source, and the files the source knows it reads count too."""
     from ..engine.collection import checkpoint
     from ..engine.inputs import InputRecorder, inputs_of
 
+    if registry.renders_units(request.name):
+        from ..snapshot.units import units_snapshot
+
+        with InputRecorder() as seen:
+            rendered = registry.render(request, run, template)
+        checkpoint(len(rendered.units))
+        known = {path for path in rendered.inputs if os.path.isfile(path)}
+        read = inputs_of(seen.modules, seen.files | known, within or root)
+        inputs = tuple(Path(os.path.relpath(path, root)).as_posix() for path in read)
+        return units_snapshot(rendered, run, template, root, hash_seed, inputs, label)
     task = registry.make_task(request)
     with InputRecorder() as seen:
         result = task.build(run.max_samples)
@@ -82,6 +93,29 @@ def _module_inputs(loaded: LoadedModule, within: Path) -> frozenset[str]:
         files = {*loaded.opened, str(loaded.path.resolve())}
         loaded.read = (str(within), frozenset(inputs_of(modules, files, within)))
     return loaded.read[1]
+
+
+def lint_of(
+    registry: Registry,
+    built: BuiltSnapshot | UnitsSnapshot,
+    name: str,
+    hash_seed_dependent: bool,
+    ini_ignores: list[tuple[str, list[str]]],
+) -> list[str]:
+    """A build's lint findings as lines, by the rules of its kind, with the ignores of the
+    task's own files and of the ini file."""
+    from ..snapshot.units import UnitsSnapshot
+
+    if isinstance(built, UnitsSnapshot):
+        from ..lint.units import lint_unit_lines
+
+        return lint_unit_lines(
+            built.rendered, registry.lint_ignores(name), name, hash_seed_dependent, ini_ignores
+        )
+    from ..lint.rules import lint_lines
+
+    module = registry.module_of(name)
+    return lint_lines(built.result, module, name, hash_seed_dependent, ini_ignores)
 
 
 def current_hash_seed() -> int | None:
@@ -140,6 +174,8 @@ class BuildJob:
     lint: bool
     lint_ignore: list[tuple[str, list[str]]]
     sys_path: list[str]
+    wanted: list[str] = field(default_factory=list)
+    """The names the process builds (a source that indexes lazily indexes only these)."""
 
     def to_json(self) -> str:
         return json.dumps(self.__dict__)
@@ -180,7 +216,9 @@ class FreshBuilds:
         key = (str(module), hash_seed, attempt)
         child = self._children.get(key)
         if child is None:
-            child = self._children[key] = _Child.start(self._job(module), hash_seed)
+            job = self._job(module)
+            job.wanted.append(_name_of(label))
+            child = self._children[key] = _Child.start(job, hash_seed)
         found = child.ask(
             {
                 "label": label,
@@ -288,8 +326,16 @@ def _read_line(process: subprocess.Popen[str], timeout: float) -> str:
     return process.stdout.readline()
 
 
+def _name_of(label: str) -> str:
+    """The task name an item label names."""
+    from ..engine.task_string import parse_label
+
+    return parse_label(split_item_name(label)[0]).name
+
+
 def _run_json(run: RunSettings) -> dict[str, Any]:
     return {
+        "fewshot_as_multiturn": run.fewshot_as_multiturn,
         "system_prompt": run.system_prompt,
         "chat_template": run.chat_template,
         "chat_template_digest": run.chat_template_digest,
@@ -347,6 +393,7 @@ class _ChildBuilder:
             [Path(path) for path in job.custom_tasks],
             Path(job.data_dir),
             only=[job.module],
+            wanted=job.wanted or None,
         )
         self.root = Path(job.root)
         self.within = Path(job.within)
@@ -362,10 +409,10 @@ class _ChildBuilder:
         from ..engine.chat_template import ChatTemplate
         from ..engine.task_string import parse_label
         from ..errors import EvalTaskError
-        from ..lint.rules import lint_lines
 
         try:
             request = parse_label(split_item_name(label)[0])
+            self.registry.ensure([request.name])
             built = build_here(
                 self.registry,
                 request,
@@ -376,8 +423,6 @@ class _ChildBuilder:
                 current_hash_seed(),
                 label,
             )
-            shown = min(docs_shown, built.size)
-            module = self.registry.module_of(request.name)
             return {
                 "facts": _facts_json(built.facts),
                 "legacy": _facts_json(built.facts_in(2)),
@@ -385,11 +430,8 @@ class _ChildBuilder:
                 "partial": built.partial,
                 "text": built.text(docs_shown),
                 "shown": built.shown_text(docs_shown),
-                "blocks": {
-                    escape_line(doc_label): built.doc_block(position)
-                    for position, (doc_label, _) in enumerate(built.result.docs[:shown])
-                },
-                "lint": lint_lines(built.result, module, request.name, True, self.job.lint_ignore)
+                "blocks": built.shown_blocks(docs_shown),
+                "lint": lint_of(self.registry, built, request.name, True, self.job.lint_ignore)
                 if self.job.lint
                 else [],
             }

@@ -212,8 +212,11 @@ def select_changed(
     modules = _module_reasons(registry, changed, root, shown)
     for name in registry.names:
         entry = registry.entries[name]
-        reasons = list(modules.get(entry.origin, ()))
-        reasons += _data_reasons(registry, entry.raw, changed, shown)
+        if registry.renders_units(name):
+            reasons = _dependency_reasons(registry.dependencies(name), changed, shown)
+        else:
+            reasons = list(modules.get(entry.origin, ()))
+            reasons += _data_reasons(registry, entry.raw, changed, shown)
         record = recorded.get(name)
         if record is None:
             reasons.append("no snapshot records what it reads")
@@ -222,6 +225,20 @@ def select_changed(
         if reasons:
             changes.selected[name] = sorted(set(reasons))
     return changes
+
+
+def _dependency_reasons(
+    dependencies: Iterable[str], changed: ChangedFiles, shown: Callable[[str], str]
+) -> list[str]:
+    """What a task's source says it reads (lm-eval: its YAML and every file it includes, its
+    `!function` modules, its data folder) that changed; a folder counts for any file in it."""
+    reasons = []
+    for path in sorted(dependencies):
+        if changed.touches(path) or any(
+            candidate.startswith(path + os.sep) for candidate in changed.paths
+        ):
+            reasons.append(f"{shown(path)} changed")
+    return reasons
 
 
 def _shaping(

@@ -25,7 +25,10 @@ if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.doc import Doc
     from ..engine.task import Task, TaskResult
+    from ..engine.task_string import TaskRequest
     from ..snapshot.settings import RunSettings
+    from ..snapshot.units import UnitsSnapshot
+    from .renderings import Rendering
 
 EXPORT_PLUGIN = "evaltasks-export"
 REPORT_ATTRIBUTE = "evaltasks_export"
@@ -72,6 +75,32 @@ def export_lines(
             "chat_template": run.chat_template,
             "chat_template_text": _chat_text(template, messages),
             "sampling": _sampling(doc),
+        }
+        lines.append(_json_line(record))
+    return "".join(lines)
+
+
+def export_unit_lines(
+    item: str, rendering: Rendering, request: TaskRequest, built: UnitsSnapshot
+) -> str:
+    """One JSON object per rendered unit (lm-eval's requests, doc by doc): the item's keys,
+    then what the unit's source records (`doc_id`, `position`, `request_type`, `requests`,
+    `contexts`, `continuations`, `generation_kwargs`, `target`, `fewshot_ids`, `prompt`)."""
+    rendered = built.rendered
+    lines = []
+    for unit in rendered.units:
+        record: dict[str, Any] = {
+            "task": request.label,
+            "task_name": request.name,
+            "num_fewshots": request.num_fewshots,
+            "version": rendered.version,
+            "item": item,
+            "rendering": rendering.key,
+            "source": rendered.kind,
+            "doc_label": unit.label,
+            **unit.export,
+            "system_prompt": rendering.run.system_prompt,
+            "chat_template": rendering.run.chat_template,
         }
         lines.append(_json_line(record))
     return "".join(lines)

@@ -96,14 +96,21 @@ def _save_data(config: pytest.Config) -> int:
     writer = _Writer(config)
     slices: dict[Path, tuple[TaskRequest, SliceSource]] = {}
     problems: list[str] = []
+    prepared: list[tuple[TaskRequest, PreparedSlice]] = []
+    rendered: set[Path] = set()
     for request in _plan(registry, options).requests:
         try:
+            if registry.renders_units(request.name):  # lm-eval's: its own dataset coordinates
+                item = registry.prepare_slice(request, options.data_dir, count, config.rootpath)
+                if item.directory not in rendered:
+                    rendered.add(item.directory)
+                    prepared.append((request, item))
+                continue
             task: Task = registry.make_task(request)
             source = SliceSource.for_task(task, options.data_dir)
             slices.setdefault(source.directory, (request, source))[1].add(task)
         except EvalTaskError as exc:
             problems.append(f"{request.label}: {exc}")
-    prepared: list[tuple[TaskRequest, PreparedSlice]] = []
     for request, source in slices.values():
         try:
             prepared.append((request, prepare_slice(source, count, config.rootpath)))
@@ -280,7 +287,7 @@ def _local_only(plan: RunPlan, registry: Registry) -> tuple[RunPlan, list[str]]:
     for request in plan.requests:
         if request.name not in local:
             try:
-                local[request.name] = registry.make_task(request).source.local_dir is not None
+                local[request.name] = registry.has_local_data(request.name)
             except EvalTaskError:
                 local[request.name] = True  # its error is the item's to report
     kept = [request for request in plan.requests if local[request.name]]
@@ -413,15 +420,25 @@ def _build_registry(
     prefix: bool = False,
 ) -> Registry:
     """The registry, with its errors as usage errors. With `wanted` names (and pytest's cache
-    at hand), only the task modules that can define them are imported (`module_index`)."""
+    at hand), only the task modules that can define them are imported (`module_index`), and
+    only the lm-eval YAML files that can define them are parsed (`lm_eval_source`, whose
+    index lives in the same cache; an xdist worker reads it and never writes it)."""
     from ..engine.registry import Registry
 
     only: list[Path] | None = None
     cache = getattr(config, "cache", None) if config is not None else None
     if wanted is not None and cache is not None:
         only = _indexed_modules(options, cache, wanted, prefix)
+    worker = config is not None and hasattr(config, "workerinput")
     try:
-        registry = Registry(options.task_dirs, options.custom_tasks, options.data_dir, only=only)
+        registry = Registry(
+            options.task_dirs,
+            options.custom_tasks,
+            options.data_dir,
+            only=only,
+            wanted=wanted,
+            cache=_ReadOnlyCache(cache) if worker and cache is not None else cache,
+        )
     except EvalTaskError as exc:
         raise pytest.UsageError(str(exc)) from None
     if cache is not None:
@@ -434,12 +451,13 @@ def _indexed_modules(
 ) -> list[Path] | None:
     """The module files a run over `wanted` names must import; None: all of them."""
     from ..engine.module_index import ModuleIndex, environment_key, select_modules
+    from ..engine.sources import LightevalModules, source_kind_of
     from ..engine.task_modules import discover
 
     candidates = [
         path
         for directory in options.task_dirs
-        if directory.is_dir()
+        if directory.is_dir() and source_kind_of(directory) == LightevalModules.kind
         for path in discover(directory)
     ]
     index = ModuleIndex.from_json(cache.get(INDEX_KEY, None))
@@ -447,6 +465,16 @@ def _indexed_modules(
     if selection.modules is None or len(selection.modules) == len(candidates):
         return None
     return [*selection.modules, *options.custom_tasks]
+
+
+class _ReadOnlyCache:
+    """pytest's cache, read but never written (an xdist worker's: the controller writes)."""
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+
+    def get(self, key: str, default: Any) -> Any:
+        return self.cache.get(key, default)
 
 
 def _save_index(cache: Any, registry: Registry, root: Path) -> None:
@@ -545,12 +573,8 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
             f"evaltasks: {count(len(context.left_out), 'task')} left out, their data is not in "
             f"the local data root (--evaltasks-local-only): they are not checked"
         )
-    if registry.partial:
-        lines.append(
-            f"evaltasks: imported {count(len(registry.modules), 'task module')} that can define "
-            f"the tasks asked for (the module index in pytest's cache, verified against the "
-            f"files; the others are unchanged since they were indexed)"
-        )
+    for note in registry.partial_notes():
+        lines.append(f"evaltasks: {note}")
     shadowed = context.registry.shadowed
     lines += [f"evaltasks: warning: {warning}" for warning in shadowed[:5]]
     if len(shadowed) > 5:

@@ -15,7 +15,7 @@ import pytest
 
 from ..engine.collection import checkpoint, long_lived
 from ..errors import EvalTaskError
-from ..lint.rules import IGNORE_VARIABLE, lint_lines
+from ..lint.rules import IGNORE_VARIABLE
 from ..snapshot.check import CheckMode, Decision, RecordedInput, check
 from ..snapshot.facts import BuiltSnapshot
 from ..snapshot.failure import FailureReport
@@ -23,7 +23,8 @@ from ..snapshot.gate import Outcome
 from ..snapshot.parse import SnapshotFileError
 from ..snapshot.storage import decode, read_snapshot_text, snapshot_filename
 from ..snapshot.syrupy_extension import write_snapshot
-from .builds import FreshBuild, build_here, other_seed
+from ..snapshot.units import UnitsSnapshot
+from .builds import FreshBuild, build_here, lint_of, other_seed
 from .plan import Orphan
 from .renderings import MODULE_VARIABLE, allowed, item_name
 from .state import CONTEXT_KEY, RunContext
@@ -278,22 +279,26 @@ class TaskItem(CheckItem):
         """`--evaltasks-export`: this item's docs as JSON lines, for its call report. The build
         the check used; one made here when the check made none in this process (an unreadable
         snapshot, a task built in a fresh process under a fixed hash seed)."""
-        from .export import LINES_KEY, export_lines
+        from .export import LINES_KEY, export_lines, export_unit_lines
 
         built = decision.built
-        if not isinstance(built, BuiltSnapshot):
+        if not isinstance(built, (BuiltSnapshot, UnitsSnapshot)):
             try:
                 built = _Builds(self, context).here()
             except EvalTaskError:
                 return  # the item fails or is reported for its own reason; nothing to export
         rendering = context.rendering(self.rendering)
+        if isinstance(built, UnitsSnapshot):
+            self.stash[LINES_KEY] = export_unit_lines(self.name, rendering, self.request, built)
+            return
         self.stash[LINES_KEY] = export_lines(
             self.name, rendering.key, built.task, built.result, rendering.run, rendering.template
         )
 
     def _where(self, context: RunContext) -> str:
-        """The snapshot file as messages name it: relative to the root when inside it."""
-        return _relative(self.snapshot_path, context.root)
+        """The snapshot file as messages name it: relative to the root when inside it (the
+        folder is resolved once per run, not once per item)."""
+        return f"{context.snapshot_folder_shown}/{self.snapshot_path.name}"
 
     def _recorded(self, context: RunContext) -> RecordedInput:
         """The working copy's snapshot file, as found."""
@@ -327,11 +332,10 @@ class TaskItem(CheckItem):
         if isinstance(built, FreshBuild):
             lines = list(built.lint)
         else:
-            assert isinstance(built, BuiltSnapshot)
-            module = context.registry.module_of(self.request.name)
-            lines = lint_lines(
-                built.result,
-                module,
+            assert isinstance(built, (BuiltSnapshot, UnitsSnapshot))
+            lines = lint_of(
+                context.registry,
+                built,
                 self.request.name,
                 decision.hash_seed is not None,
                 context.options.lint_ignore,
@@ -370,7 +374,7 @@ class _Builds:
         self.item = item
         self.context = context
 
-    def here(self) -> BuiltSnapshot:
+    def here(self) -> BuiltSnapshot | UnitsSnapshot:
         """Build the task in this process (a second call builds it again)."""
         context = self.context
         rendering = context.rendering(self.item.rendering)

@@ -101,6 +101,13 @@ def add_options(parser: pytest.Parser) -> None:
         "file, a tokenizer_config.json, or 'messages' for the chat-API message list",
     )
     group.addoption(
+        "--evaltasks-fewshot-as-multiturn",
+        choices=("true", "false"),
+        metavar="true|false",
+        help="lm-eval tasks with a chat template: few-shot examples as separate user/assistant "
+        "turns (true, lm-eval's default once a chat template is applied) or one user turn",
+    )
+    group.addoption(
         "--evaltasks-local-only",
         action="store_true",
         help="check only the tasks whose data is in the local data root, and say how many were "
@@ -216,6 +223,12 @@ def add_options(parser: pytest.Parser) -> None:
     )
     parser.addini("evaltasks_system_prompt", "system prompt to prepend", default="")
     parser.addini("evaltasks_chat_template", "chat template to render through", default="")
+    parser.addini(
+        "evaltasks_fewshot_as_multiturn",
+        "lm-eval tasks with a chat template: few-shot examples as separate turns (true, the "
+        "default) or one user turn (false)",
+        default="",
+    )
     parser.addini("evaltasks_bos_token", "bos_token for a .jinja chat template", default="")
     parser.addini("evaltasks_eos_token", "eos_token for a .jinja chat template", default="")
     parser.addini(
@@ -313,6 +326,7 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         run=RunSettings(
             system_prompt=system_prompt,
             chat_template=chat_template or None,
+            fewshot_as_multiturn=_multiturn(opt, config, problems),
             docs_shown=docs,
             max_samples=max_samples,
         ),
@@ -359,6 +373,20 @@ def _lint_ignores(lines: list[str], problems: list[str]) -> list[tuple[str, list
     return found
 
 
+def _multiturn(opt: object, config: pytest.Config, problems: list[str]) -> bool:
+    """`--evaltasks-fewshot-as-multiturn` (or its ini key): lm-eval's `fewshot_as_multiturn`,
+    true unless set to false."""
+    value = getattr(opt, "evaltasks_fewshot_as_multiturn", None) or str(
+        config.getini("evaltasks_fewshot_as_multiturn")
+    ).strip().lower()
+    if value in ("", "true", "1", "yes"):
+        return True
+    if value in ("false", "0", "no"):
+        return False
+    problems.append(f"evaltasks_fewshot_as_multiturn (ini) must be true or false, got {value!r}")
+    return True
+
+
 def _is_text(value: str) -> bool:
     """Encodable as UTF-8: argv bytes that are not UTF-8 arrive as lone surrogates."""
     try:
@@ -371,8 +399,16 @@ def _is_text(value: str) -> bool:
 SHORTCUTS = {
     "lighteval:tasks": ("tasks", "tasks"),
     "lighteval:multilingual": ("tasks", "multilingual", "tasks"),
+    "lm_eval:tasks": ("tasks",),
 }
-"""Task folders named by shortcut: lighteval's installed ones."""
+"""Task folders named by shortcut: lighteval's and lm-eval's installed ones (the package is
+the part before the colon)."""
+
+SHORTCUT_INSTALL = {
+    "lighteval": "install it (see the README's in-place section)",
+    "lm_eval": "install it (pip install -e '.[lm-eval]' from this package's clone, see the "
+    "README's lm-eval section)",
+}
 
 
 def _task_dirs(base: Path, values: list[str] | None, problems: list[str]) -> list[Path]:
@@ -383,11 +419,12 @@ def _task_dirs(base: Path, values: list[str] | None, problems: list[str]) -> lis
         if parts is None:
             found.append((base / value).resolve())
             continue
-        installed = _installed_folder("lighteval")
+        package = value.split(":")[0]
+        installed = _installed_folder(package)
         if installed is None:
             problems.append(
-                f"{value}: lighteval is not installed here; install it (see the README's in-place "
-                f"section) or name the folder"
+                f"{value}: {package} is not installed here; {SHORTCUT_INSTALL[package]} or name "
+                f"the folder"
             )
             continue
         found.append(installed.joinpath(*parts))

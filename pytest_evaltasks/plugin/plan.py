@@ -70,11 +70,17 @@ def plan_run(
 
 
 def _all_tasks(registry: Registry, snapshot_dir: Path) -> RunPlan:
-    """`all`: every registered task at its recorded shot counts, broken modules, orphans."""
+    """`all`: every registered task at its recorded shot counts (at its default when it has no
+    snapshot), broken modules, orphans."""
     recorded: dict[str, list[TaskRequest]] = {}
     renderings: dict[tuple[str, int, str], list[str]] = {}
     orphans: list[Orphan] = []
-    for path, name in recorded_labels(snapshot_dir).items():
+    labels = recorded_labels(snapshot_dir)
+    registry.prepare_all()
+    registry.ensure(
+        request.name for name in labels.values() if (request := request_of(name)) is not None
+    )
+    for path, name in labels.items():
         request, reason = _owner(registry, path, name)
         if request is None:
             orphans.append(Orphan(path, name, reason))
@@ -87,7 +93,8 @@ def _all_tasks(registry: Registry, snapshot_dir: Path) -> RunPlan:
     requests: list[TaskRequest] = []
     for task in registry.names:
         found = sorted(recorded.get(task, []), key=lambda r: (r.num_fewshots, r.label))
-        requests.extend(found or [TaskRequest(task)])
+        default = registry.with_default_shots(TaskRequest(task, default_shots=True))
+        requests.extend(found or [default])
     unusable = [registry.unusable[name] for name in sorted(registry.unusable)]
     held: list[Orphan] = []
     if registry.broken:

@@ -59,6 +59,9 @@ def show(
     shown = Shown([])
     lines = shown.lines
     for request in requests:
+        if registry.renders_units(request.name):
+            _show_units(registry, request, selection, settings, template, shown)
+            continue
         try:
             task = registry.make_task(request)
             result = task.build(settings.max_samples)
@@ -83,3 +86,43 @@ def show(
             lines.append(doc_block(position, total, label, doc, settings, template))
             lines.append("")
     return shown
+
+
+def _show_units(
+    registry: Registry,
+    request: TaskRequest,
+    selection: Selection,
+    settings: RunSettings,
+    template: ChatTemplate | None,
+    shown: Shown,
+) -> None:
+    """A task whose source renders units (lm-eval's): each doc's requests, as its snapshot
+    shows them."""
+    from ..errors import EvalTaskError
+    from ..snapshot.units import unit_block
+
+    lines = shown.lines
+    try:
+        rendered = registry.render(request, settings, template)
+    except EvalTaskError as exc:
+        lines.append(f"=== {request.label}: {type(exc).__name__}: {exc}")
+        lines.append("")
+        shown.problems += 1
+        return
+    units = rendered.units
+    chosen = [
+        (position, unit)
+        for position, unit in enumerate(units)
+        if (position < selection.count if not selection.ids else unit.label in selection.ids)
+    ]
+    lines.append(
+        f"=== {request.label}: {len(chosen)} of {len(units)} docs (version "
+        f"{rendered.version})"
+    )
+    missing = [ident for ident in selection.ids if ident not in {u.label for _, u in chosen}]
+    if missing:
+        shown.problems += 1
+        lines.append(f"no doc with id {', '.join(missing)} (ids are lm-eval's doc ids, from 0)")
+    for position, unit in chosen:
+        lines.append(unit_block(position, len(units), unit))
+        lines.append("")

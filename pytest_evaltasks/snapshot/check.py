@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from .facts import DEFAULT_DOCS_SHOWN, FORMAT_VERSION, SnapshotFacts
 from .failure import FailureReport, bounded, failure_report
-from .gate import Outcome, Verdict, describe_change, ids, judge, version_order
+from .gate import Outcome, Verdict, describe_change, ids, judge, upgrade, upstream, version_order
 from .parse import FileProblem, SnapshotFileError, normalise, recorded_shown_text
 from .storage import Recorded, parse_recorded
 
@@ -391,9 +391,17 @@ def _against_base(state: _State, base: Recorded, built: Built) -> Decision | Non
     verdict = judge(old, current, False, False, built.partial)
     order = version_order(old.version, current.version)
     ref = state.mode.base_ref or "the base"
+    if order == 0 and verdict.content_changed and upstream(old, current):
+        order = 1  # lm-eval's own YAML, changed by an lm-eval upgrade: reviewed, not refused
     if order == 1 and verdict.content_changed:
         what = describe_change(verdict.docs, verdict.fields, [])
-        headline = f"{state.label}: {what} since {ref}; version {old.version} -> {current.version}"
+        versions = upgrade(old, current)
+        change = (
+            f"lm-eval {versions[0]} → {versions[1]} changed these prompts"
+            if versions is not None and old.version == current.version
+            else f"version {old.version} -> {current.version}"
+        )
+        headline = f"{state.label}: {what} since {ref}; {change}"
         state.reviewed = Decision(
             Outcome.REVIEWED,
             True,

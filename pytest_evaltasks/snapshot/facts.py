@@ -55,9 +55,13 @@ DEFAULT_DOCS_SHOWN = 3
 HASH_SEED_KEY = "hash_seed"
 """`[task]` key of a task built under a fixed PYTHONHASHSEED in a fresh process."""
 
-IDENTITY_KEYS = frozenset({"name", "version", HASH_SEED_KEY})
-"""`[task]` keys that are not content: the task's name, the version the gate reads, and how
-the task is built (not what it holds)."""
+SOURCE_KEY = "config_source"
+"""`[task]` key of where a task's config file is (lm-eval's YAML): `lm_eval:tasks/...` for a
+file of lm-eval's own folder, which its user does not own."""
+
+IDENTITY_KEYS = frozenset({"name", "version", HASH_SEED_KEY, SOURCE_KEY})
+"""`[task]` keys that are not content: the task's name, the version the gate reads, how the
+task is built and where its config file is (not what it holds)."""
 
 OPTIONAL_CONFIG_FIELDS = (
     "solver",
@@ -246,6 +250,14 @@ class BuiltSnapshot:
 
     def _blocks(self, docs_shown: int) -> list[str]:
         return [self.doc_block(position) for position in range(min(docs_shown, self.size))]
+
+    def shown_blocks(self, docs_shown: int) -> dict[str, str]:
+        """The docs shown in full, by label as recorded."""
+        shown = min(docs_shown, self.size)
+        return {
+            escape_line(label): self.doc_block(position)
+            for position, (label, _) in enumerate(self.result.docs[:shown])
+        }
 
     def position_of(self, label: str) -> int | None:
         """A doc's position in evaluation order, by its label as recorded."""

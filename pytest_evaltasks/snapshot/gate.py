@@ -35,6 +35,9 @@ class Outcome(StrEnum):
     """Recorded in the working copy, and changed since the base under a greater version."""
     DELETED = "snapshot deleted since the base"
     UNREADABLE = "snapshot file unreadable"
+    UPSTREAM = "changed by an lm-eval upgrade"
+    """Content of a task whose YAML is lm-eval's own changed with lm-eval's version: named as
+    the upgrade, recorded by an update (its user cannot bump a version they do not own)."""
     INPUTS = "inputs changed"
     """Content unchanged, but the files the task reads are not those recorded (a helper moved):
     a changed-only run selects by the recorded list, so it must be current."""
@@ -126,6 +129,8 @@ def judge(
         return _partial_refusal(new, "a change")
     if order == 1:
         return _versioned(old, new, fields, settings, docs, update)
+    if order == 0 and (fields or docs.all) and upstream(old, new):
+        return _upstream(old, new, fields, settings, docs, update)
     if fields or docs.all or order != 0:
         return _refused(old, new, fields, settings, docs, order, update, allow_unversioned)
     if settings:
@@ -188,6 +193,65 @@ def _versioned(
     )
 
 
+UPSTREAM_SETTING = "lm_eval"
+"""The `[settings]` key an lm-eval snapshot records lm-eval's version under."""
+
+
+def upgrade(old: SnapshotFacts, new: SnapshotFacts) -> tuple[str, str] | None:
+    """The lm-eval versions (before, after) when the two records were made under different
+    ones; None otherwise."""
+    before, after = old.settings.get(UPSTREAM_SETTING), new.settings.get(UPSTREAM_SETTING)
+    if before is None or after is None or before == after:
+        return None
+    return _unquoted(before), _unquoted(after)
+
+
+def upstream(old: SnapshotFacts, new: SnapshotFacts) -> bool:
+    """The change came with an lm-eval upgrade, and the task's YAML is lm-eval's own (a file
+    of its installed task folder, which its user does not own)."""
+    from .facts import SOURCE_KEY
+
+    return upgrade(old, new) is not None and new.task.get(SOURCE_KEY, "").startswith("lm_eval:")
+
+
+def _unquoted(value: str) -> str:
+    try:
+        loaded = json.loads(value)
+    except ValueError:
+        return value
+    return loaded if isinstance(loaded, str) else value
+
+
+def _upstream(
+    old: SnapshotFacts,
+    new: SnapshotFacts,
+    fields: list[str],
+    settings: list[str],
+    docs: DocChanges,
+    update: bool,
+) -> Verdict:
+    """An lm-eval upgrade changed the prompts of one of its own tasks: named as the upgrade,
+    never as a missing bump (the YAML is lm-eval's); an update records it."""
+    before, after = upgrade(old, new) or ("?", "?")
+    what = describe_change(docs, fields, []) or "no content changed"
+    advice = (
+        "recording it"
+        if update
+        else "review the diff, then record it with --snapshot-update (its YAML is lm-eval's "
+        "own: there is no version of yours to bump)"
+    )
+    return Verdict(
+        Outcome.UPSTREAM,
+        f"{new.label}: lm-eval {before} → {after} changed these prompts ({what}); {advice}",
+        update,
+        update,
+        docs,
+        fields,
+        settings,
+        [f"lm-eval {before} → {after} changed the prompts of lm-eval's own task"] if update else [],
+    )
+
+
 def _refused(
     old: SnapshotFacts,
     new: SnapshotFacts,
@@ -203,6 +267,12 @@ def _refused(
     if order == 0:
         why = f"its version is still {new.version}"
         fix = "bump the task's `version` in its config, then run --snapshot-update"
+        versions = upgrade(old, new)
+        if versions is not None:
+            why += (
+                f" (lm-eval {versions[0]} → {versions[1]} changed too, and may be the cause: "
+                f"its prompt code shapes this task's YAML)"
+            )
     elif order is None:
         why = f"version {old.version} -> {new.version} cannot be ordered"
         fix = "use integer versions (or dotted numbers) that only go up"
@@ -278,6 +348,8 @@ def _version_key(recorded: str) -> tuple[int, ...] | None:
         value = recorded
     if isinstance(value, bool):
         return None
+    if value is None:
+        return ()  # no version at all (lm-eval's YAML without metadata.version): below any
     if isinstance(value, int):
         return (value,)
     if isinstance(value, float) and math.isfinite(value) and value >= 0:

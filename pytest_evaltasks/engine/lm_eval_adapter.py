@@ -1,0 +1,884 @@
+"""The boundary with lm-eval's own objects: the one module that imports `lm_eval`.
+
+lm-eval's prompt rules (`doc_to_text`, `doc_to_target`, `doc_to_choice`, `description`, the
+delimiters, `fewshot_config` and its samplers, `process_docs`, `gen_prefix`, chat templates with
+`fewshot_as_multiturn`) live in its task objects and change between releases, so nothing here
+reimplements them. A task is built and its requests collected by lm-eval itself:
+
+- its YAML is read by lm-eval's loader (`_yaml_loader.load_yaml`) and indexed by lm-eval's own
+  rules (`TaskIndex.process_cfg`, later folders overriding earlier ones, as `TaskManager` does
+  with `include_path`), only for the files a run needs (`lm_eval_source` says which);
+- a run is `lm_eval.simple_evaluate` itself, with a `TaskManager` over that index and a model
+  that records nothing but stops the run at its first call, once every request is built: the
+  seeds, the `num_fewshot` rule, the few-shot seed, `build_all_requests`, system instruction and
+  chat template are lm-eval's own;
+- only where the rows come from is replaced: `datasets.load_dataset`, as lm-eval's task module
+  calls it, reads `<data root>/<dataset_path>/<dataset_name or default>/<split>.<ext>` through
+  `datasets` itself when that folder exists, and the Hub (or its cache) otherwise.
+
+Groups are planned by lm-eval's `TaskFactory` with tasks that are configured but not built (no
+data is loaded), so a group's members, their order and their overrides are lm-eval's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import os
+import random
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import DatasetError, EvalTaskError
+
+SHORTCUT = "lm_eval:tasks"
+"""`--evaltasks-dir=lm_eval:tasks`: lm-eval's installed task folder."""
+
+KINDS = ("TASK", "PY_TASK", "GROUP", "TAG")
+LEAF_KINDS = frozenset({"TASK", "PY_TASK"})
+
+DATA_EXTENSIONS = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
+"""Split files of a local dataset folder, with the `datasets` builder that reads them."""
+
+IGNORED_IN_PLAN = ("task_alias",)
+"""Config keys a group may set on a member without changing what is sent (display only)."""
+
+
+class LmEvalError(EvalTaskError):
+    """lm-eval could not load or build a task (its message says why)."""
+
+
+def installed_tasks_folder() -> Path | None:
+    """lm-eval's installed task folder, found without importing lm-eval."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("lm_eval")
+    except (ImportError, ValueError):
+        return None
+    locations = list(getattr(spec, "submodule_search_locations", None) or [])
+    if not locations:
+        return None
+    folder = Path(locations[0]) / "tasks"
+    return folder if folder.is_dir() else None
+
+
+def lm_eval_version() -> str | None:
+    """The installed lm-eval's version, without importing it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    for name in ("lm_eval", "lm-eval"):
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            continue
+    return None
+
+
+def require() -> None:
+    """lm-eval must be importable; else an error that says how to install it."""
+    try:
+        import lm_eval  # noqa: F401
+    except ImportError as exc:
+        raise LmEvalError(
+            f"lm-eval's YAML tasks need lm-eval, which does not import here ({exc}); install "
+            f"it: pip install -e '.[lm-eval]' from this package's clone (lm-eval 0.4.13)"
+        ) from None
+
+
+# --- the index ------------------------------------------------------------------------------
+
+
+def yaml_files(root: Path) -> list[Path]:
+    """The YAML files lm-eval indexes under `root`, in its order."""
+    from lm_eval.tasks._index import TaskIndex
+
+    return list(TaskIndex._iter_yaml_files(root))
+
+
+def index_config(path: Path) -> tuple[dict[str, Any] | None, str | None, list[str]]:
+    """One YAML file as lm-eval's index reads it (functions unresolved, includes merged): the
+    merged config, or None with why lm-eval skips the file; and every file it includes
+    (absolute, recursively), whose bytes the merged config depends on."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    includes = _includes(Path(path).expanduser().resolve(), set())
+    try:
+        config = load_yaml(path, resolve_func=False, recursive=True)
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {exc}", includes
+    return config, None, includes
+
+
+def _includes(path: Path, seen: set[Path]) -> list[str]:
+    """The files `path` includes, as lm-eval's loader resolves them, recursively."""
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    if path in seen:
+        return []
+    seen.add(path)
+    try:
+        config = load_yaml(path, resolve_func=False, recursive=False)
+    except Exception:
+        return []
+    found: list[str] = []
+    includes = config.get("include")
+    for item in includes if isinstance(includes, list) else [includes] if includes else []:
+        if not isinstance(item, str):
+            continue
+        target = (path.parent / item) if not Path(item).is_absolute() else Path(item)
+        target = target.expanduser().resolve()
+        found.append(str(target))
+        found += _includes(target, seen)
+    return found
+
+
+def replay(roots: list[list[tuple[Path, dict[str, Any]]]]) -> tuple[dict[str, Any], list[str]]:
+    """lm-eval's index over the configs of each root folder, in its order: within a folder the
+    first definition of a name wins, a later folder overrides an earlier one (the warnings of
+    such overrides are returned)."""
+    from lm_eval.tasks._index import TaskIndex
+
+    index: dict[str, Any] = {}
+    overrides: list[str] = []
+    for files in roots:
+        path_index: dict[str, Any] = {}
+        for path, config in files:
+            try:
+                TaskIndex.process_cfg(config, path, path_index)
+            except Exception:
+                continue
+        for name, entry in path_index.items():
+            if name in index and index[name].yaml_path != entry.yaml_path:
+                overrides.append(
+                    f"lm-eval task {name!r} from {entry.yaml_path} overrides the one from "
+                    f"{index[name].yaml_path}, as lm-eval's include_path does"
+                )
+            index[name] = entry
+    return index, overrides
+
+
+def kind_of(entry: Any) -> str:
+    """An index entry's kind: TASK, PY_TASK, GROUP or TAG."""
+    return str(entry.kind.name)
+
+
+# --- groups ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlannedLeaf:
+    """One task a group (or tag) stands for, as lm-eval would build it."""
+
+    task: str
+    """lm-eval's name for it (inline tasks: `group::name`)."""
+    variant: bool
+    """The group changes its config (or it is defined inline): it is not the task by name."""
+    num_fewshot: Any
+    config: dict[str, Any] | None = None
+    """Its config in the group's context (only when planned with `resolve`)."""
+
+
+def members(index: dict[str, Any], name: str) -> list[PlannedLeaf]:
+    """The tasks a group or tag stands for, in lm-eval's order, each marked as a variant when
+    the group's context changes its config. Planned without importing any hook."""
+    entry = index[name]
+    if kind_of(entry) == "TAG":
+        return [
+            PlannedLeaf(task, False, None)
+            for task in sorted(entry.tags)
+            if task in index and kind_of(index[task]) in LEAF_KINDS
+        ]
+    factory = _PlanningFactory(resolve=False)
+    with _planning():
+        group = factory.build(entry, registry=dict(index))
+        leaves: list[PlannedLeaf] = []
+        for task in group.get_all_tasks():
+            config = task._config
+            lm_name = str(config.get("task"))
+            own = index.get(lm_name)
+            standalone = None
+            if own is not None and kind_of(own) in LEAF_KINDS:
+                standalone = factory._build_task(own, None)._config
+            leaves.append(
+                PlannedLeaf(
+                    lm_name,
+                    standalone is None or _comparable(config) != _comparable(standalone),
+                    config.get("num_fewshot"),
+                )
+            )
+    return leaves
+
+
+def variant_config(index: dict[str, Any], group: str, task: str) -> dict[str, Any]:
+    """The config lm-eval gives `task` inside `group` (functions resolved): what the task is
+    built from when the group's context changes it."""
+    factory = _PlanningFactory(resolve=True, target=task)
+    with _planning():
+        built = factory.build(index[group], registry=dict(index))
+        for leaf in built.get_all_tasks():
+            if leaf._config.get("task") == task:
+                config: dict[str, Any] = leaf._config
+                return config
+    raise LmEvalError(f"lm-eval's group {group!r} no longer holds a task {task!r}")
+
+
+def _comparable(config: dict[str, Any]) -> dict[str, Any]:
+    """A planned config without what does not change what is sent."""
+    plain = {key: value for key, value in config.items() if key not in IGNORED_IN_PLAN}
+    metadata = plain.get("metadata")
+    if isinstance(metadata, dict):
+        plain["metadata"] = {k: v for k, v in metadata.items() if k != "config_source"}
+    return plain
+
+
+def _factory_classes() -> tuple[Any, Any]:
+    from lm_eval.api.task import ConfigurableTask
+    from lm_eval.tasks._factory import TaskFactory
+
+    return TaskFactory, ConfigurableTask
+
+
+@contextlib.contextmanager
+def _planning() -> Iterator[None]:
+    """lm-eval's factory builds inline group members with `ConfigurableTask(config=...)`,
+    which loads their data: while a group is planned, it makes a configured, unbuilt task."""
+    import lm_eval.tasks._factory as factory_module
+
+    saved = factory_module.ConfigurableTask
+    factory_module.ConfigurableTask = _deferred_class()
+    try:
+        with _quiet_lm_eval():
+            yield
+    finally:
+        factory_module.ConfigurableTask = saved
+
+
+_DEFERRED: Any = None
+
+
+def _deferred_class() -> Any:
+    """A `ConfigurableTask` that keeps its config and builds nothing (made once)."""
+    global _DEFERRED
+    if _DEFERRED is None:
+        _, configurable = _factory_classes()
+
+        class Deferred(configurable):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any, config: dict[str, Any] | None = None, **kw: Any):
+                self._config = dict(config or {})
+
+            @property
+            def task_name(self) -> str:
+                return str(self._config.get("task"))
+
+        _DEFERRED = Deferred
+    return _DEFERRED
+
+
+class _PlanningFactory:
+    """lm-eval's `TaskFactory`, building configured tasks instead of loaded ones."""
+
+    def __new__(cls, resolve: bool, target: str | None = None) -> Any:
+        factory_class, _ = _factory_classes()
+        deferred = _deferred_class()
+
+        class Planning(factory_class):  # type: ignore[misc, valid-type]
+            def _load_full_config(self, entry: Any, overrides: Any = None) -> dict[str, Any]:
+                if resolve:
+                    loaded: dict[str, Any] = super()._load_full_config(entry, overrides)
+                    return loaded
+                return _unresolved_config(entry, overrides, self._meta)
+
+            def _build_task(self, entry: Any, overrides: Any) -> Any:
+                try:
+                    config = self._load_full_config(entry, overrides)
+                except BaseException:
+                    if target is None or entry.name == target:
+                        raise
+                    config = {"task": entry.name}  # a sibling that cannot load: not needed
+                for key in ("tag", "group", "task_list"):
+                    config.pop(key, None)
+                return deferred(config=config)
+
+        return Planning(meta=None)
+
+
+def _unresolved_config(entry: Any, overrides: Any, meta: dict[str, Any]) -> dict[str, Any]:
+    """lm-eval's `_load_full_config` with its hooks left as names (nothing is imported)."""
+    from copy import deepcopy
+
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    if entry.yaml_path:
+        config: dict[str, Any] = deepcopy(load_yaml(entry.yaml_path, resolve_func=False))
+    elif entry.cfg:
+        config = deepcopy(entry.cfg)
+    else:
+        config = {"metadata": {"config": "unknown"}}
+    if overrides:
+        config = {**config, **overrides}
+    metadata = config.get("metadata", {})
+    config["metadata"] = (metadata if isinstance(metadata, dict) else {"_metadata": metadata}) | (
+        meta or {}
+    )
+    config["metadata"]["config_source"] = str(entry.yaml_path) if entry.yaml_path else "inline"
+    return config
+
+
+def unresolved_config(index: dict[str, Any], name: str) -> dict[str, Any]:
+    """A task's full config as lm-eval merges it, its hooks left as file paths."""
+    with _quiet_lm_eval():
+        return _unresolved_config(index[name], None, {})
+
+
+# --- building -------------------------------------------------------------------------------
+
+
+@dataclass
+class Request:
+    """One request lm-eval would send: its type, its arguments, its index among the doc's."""
+
+    request_type: str
+    arguments: tuple[Any, ...]
+    idx: int
+    repeats: int
+
+
+@dataclass
+class BuiltDoc:
+    """One evaluated doc: its position in lm-eval's order, its requests, target, examples."""
+
+    doc_id: int
+    requests: list[Request]
+    target: Any
+    fewshot_ids: list[Any]
+    multiple_input: bool
+
+
+@dataclass
+class BuiltTask:
+    """One task's requests as lm-eval built them, and what a snapshot records of its config."""
+
+    name: str
+    docs: list[BuiltDoc]
+    total: int
+    config: dict[str, Any]
+    pool_size: int | None
+    eval_split: str | None
+    fewshot_split: str | None
+    version: Any = None
+    """`metadata.version` (None when the config has none)."""
+    data_files: list[str] = field(default_factory=list)
+    """Local split files read (absolute paths)."""
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """How a run renders: shots, system instruction, chat template, limit, data root."""
+
+    num_fewshot: int | None
+    data_dir: Path | None
+    system_instruction: str | None = None
+    chat: Callable[[list[dict[str, Any]], bool], str] | None = None
+    """Renders a chat history (`add_generation_prompt`); None: plain text."""
+    fewshot_as_multiturn: bool = True
+    limit: int | None = None
+
+
+class _Stopped(Exception):
+    """Raised by the recording model at its first call: every request is built by then."""
+
+
+def build(index: dict[str, Any], spec: str | dict[str, Any], options: BuildOptions) -> BuiltTask:
+    """One task built by `lm_eval.simple_evaluate` over `index`, its requests collected."""
+    from lm_eval import simple_evaluate
+
+    manager, factory = _task_manager(index)
+    model = _recording_model(options.chat)
+    read: list[str] = []
+    output = io.StringIO()
+    with _generators_kept(), _local_datasets(options.data_dir, read), _quiet_lm_eval(output):
+        try:
+            simple_evaluate(
+                model=model,
+                tasks=[spec],
+                num_fewshot=options.num_fewshot,
+                limit=options.limit,
+                task_manager=manager,
+                system_instruction=options.system_instruction,
+                apply_chat_template=options.chat is not None,
+                fewshot_as_multiturn=options.fewshot_as_multiturn,
+                bootstrap_iters=0,
+                confirm_run_unsafe_code=True,
+                write_out=False,
+            )
+        except _Stopped:
+            pass
+        except DatasetError:
+            raise
+        except (KeyboardInterrupt, MemoryError):
+            raise
+        except BaseException as exc:  # a hook's SystemExit too: this task's error, not the run's
+            raise _build_error(spec, exc, output.getvalue()) from exc
+    tasks = factory.built
+    if len(tasks) != 1:
+        raise LmEvalError(f"lm-eval built {len(tasks)} tasks for {_spec_name(spec)!r}, not one")
+    return _collected(tasks[0], factory.samples.get(id(tasks[0]), []), options, read)
+
+
+def _spec_name(spec: str | dict[str, Any]) -> str:
+    return spec if isinstance(spec, str) else str(spec.get("task"))
+
+
+def _build_error(spec: str | dict[str, Any], exc: BaseException, output: str) -> LmEvalError:
+    """lm-eval's failure, with the last lines it printed or logged."""
+    shown = output.strip()[-1500:]
+    said = "".join(f"\n  | {line}" for line in shown.split("\n")) if shown else ""
+    return LmEvalError(
+        f"lm-eval could not build task {_spec_name(spec)!r}: {type(exc).__name__}: {exc}"
+        + (f"\nlm-eval's output:{said}" if said else "")
+    )
+
+
+def _task_manager(index: dict[str, Any]) -> tuple[Any, Any]:
+    """A `TaskManager` over `index` (lm-eval's own builds its index of every folder first),
+    whose factory keeps the tasks it builds and wraps their few-shot samplers."""
+    from lm_eval.tasks._factory import TaskFactory
+    from lm_eval.tasks.manager import TaskManager
+
+    class Recording(TaskFactory):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__(meta=None)
+            self.built: list[Any] = []
+            self.samples: dict[int, list[list[Any]]] = {}
+
+        def build(self, entry: Any, **kwargs: Any) -> Any:
+            out = super().build(entry, **kwargs)
+            for item in out if isinstance(out, list) else [out]:
+                for task in item.get_all_tasks() if hasattr(item, "get_all_tasks") else [item]:
+                    self.built.append(task)
+                    self.samples[id(task)] = _record_samples(task)
+            return out
+
+    class Manager(TaskManager):  # type: ignore[misc]
+        def __init__(self, index: dict[str, Any], factory: Any) -> None:
+            self.include_path = None
+            self.metadata = None
+            self._factory = factory
+            self._index = index
+
+    factory = Recording()
+    return Manager(dict(index), factory), factory
+
+
+def _record_samples(task: Any) -> list[list[Any]]:
+    """Each doc's few-shot examples as its sampler draws them (one list per context built)."""
+    calls: list[list[Any]] = []
+    sampler = getattr(task, "sampler", None)
+    context = getattr(task, "fewshot_context", None)
+    if sampler is None or context is None:
+        return calls
+    draw = sampler.sample
+
+    def sample(*args: Any, **kwargs: Any) -> Any:
+        drawn = draw(*args, **kwargs)
+        if calls:
+            calls[-1].extend(drawn)
+        return drawn
+
+    def fewshot_context(*args: Any, **kwargs: Any) -> Any:
+        calls.append([])
+        return context(*args, **kwargs)
+
+    sampler.sample = sample
+    task.fewshot_context = fewshot_context
+    return calls
+
+
+def _recording_model(chat: Callable[[list[dict[str, Any]], bool], str] | None) -> Any:
+    """An lm-eval model that stops the run when it is first asked for anything."""
+    from lm_eval.api.model import LM
+
+    class Recorder(LM):  # type: ignore[misc]
+        MULTIMODAL = True  # multimodal tasks are built too; their inputs are recorded by digest
+
+        def loglikelihood(self, requests: Any) -> Any:
+            raise _Stopped
+
+        def loglikelihood_rolling(self, requests: Any) -> Any:
+            raise _Stopped
+
+        def generate_until(self, requests: Any) -> Any:
+            raise _Stopped
+
+        def apply_chat_template(
+            self, chat_history: list[dict[str, Any]], add_generation_prompt: bool = True
+        ) -> str:
+            assert chat is not None
+            return chat(chat_history, add_generation_prompt)
+
+        @property
+        def tokenizer_name(self) -> str:
+            return "pytest-evaltasks"
+
+        def chat_template(self, chat_template: Any = False) -> str:
+            return "pytest-evaltasks"
+
+    return Recorder()
+
+
+def _collected(
+    task: Any, samples: list[list[Any]], options: BuildOptions, read: list[str]
+) -> BuiltTask:
+    """The built task's requests, doc by doc, in lm-eval's order."""
+    instances = list(task.instances or [])
+    by_doc: dict[int, list[Any]] = {}
+    for instance in instances:
+        by_doc.setdefault(int(instance.doc_id), []).append(instance)
+    pool = list(getattr(getattr(task, "sampler", None), "df", None) or [])
+    positions = {id(doc): index for index, doc in enumerate(pool)}
+    docs: list[BuiltDoc] = []
+    multiple_input = bool(getattr(task, "multiple_input", 0))
+    for order, (doc_id, group) in enumerate(by_doc.items()):
+        group.sort(key=lambda instance: instance.idx)
+        doc = group[0].doc
+        drawn = samples[order] if order < len(samples) else []
+        docs.append(
+            BuiltDoc(
+                doc_id=doc_id,
+                requests=[
+                    Request(
+                        str(instance.request_type),
+                        tuple(instance.arguments)
+                        if isinstance(instance.arguments, (tuple, list))
+                        else (instance.arguments,),
+                        int(instance.idx),
+                        int(instance.repeats or 1),
+                    )
+                    for instance in group
+                ],
+                target=task.doc_to_target(doc),
+                fewshot_ids=[_pool_id(example, pool, positions) for example in drawn],
+                multiple_input=multiple_input,
+            )
+        )
+    total = len(docs)
+    if options.limit is not None and total >= options.limit:
+        with contextlib.redirect_stderr(io.StringIO()), _generators_kept():
+            total = len(task.eval_docs)
+    config = task.config
+    return BuiltTask(
+        name=str(getattr(config, "task", "")),
+        docs=docs,
+        total=total,
+        config=_config_fields(task),
+        pool_size=len(pool) if getattr(task, "sampler", None) is not None else None,
+        eval_split=config.test_split
+        if task.has_test_docs()
+        else config.validation_split
+        if task.has_validation_docs()
+        else None,
+        fewshot_split=_fewshot_split(task),
+        version=config.metadata.get("version") if isinstance(config.metadata, dict) else None,
+        data_files=sorted(set(read)),
+    )
+
+
+def _pool_id(example: Any, pool: list[Any], positions: dict[int, int]) -> Any:
+    """A few-shot example's position in its sampler's pool (by identity, else by equality)."""
+    found = positions.get(id(example))
+    if found is not None:
+        return found
+    for index, doc in enumerate(pool):
+        if doc == example:
+            return index
+    return None
+
+
+def _fewshot_split(task: Any) -> str | None:
+    """Where the few-shot pool comes from, as lm-eval's `fewshot_docs` picks it."""
+    fewshot = getattr(task, "fewshot_cfg", None)
+    config = task.config
+    if fewshot is not None and fewshot.split is not None:
+        return str(fewshot.split)
+    if fewshot is not None and config.fewshot_config is not None and fewshot.samples is not None:
+        return "fewshot_config.samples"
+    if task.has_training_docs():
+        return str(config.training_split)
+    if task.has_validation_docs():
+        return str(config.validation_split)
+    return str(config.test_split) if config.test_split is not None else None
+
+
+CONFIG_FIELDS = (
+    "dataset_path",
+    "dataset_name",
+    "dataset_kwargs",
+    "custom_dataset",
+    "test_split",
+    "validation_split",
+    "training_split",
+    "fewshot_split",
+    "output_type",
+    "num_fewshot",
+    "repeats",
+    "generation_kwargs",
+    "metric_list",
+    "filter_list",
+    "process_results",
+    "use_prompt",
+    "unsafe_code",
+)
+"""TaskConfig fields a snapshot's `[task]` records (when set): coordinates, shots and
+scoring. What shapes the prompts (templates, delimiters, hooks) is in every request."""
+
+
+def _config_fields(task: Any) -> dict[str, Any]:
+    """The recorded config fields, as the built task holds them."""
+    config = task.config
+    fields: dict[str, Any] = {}
+    for name in CONFIG_FIELDS:
+        value = getattr(config, name, None)
+        if value is None or (value is False and name == "unsafe_code"):
+            continue
+        fields[name] = value
+    fewshot = getattr(task, "fewshot_cfg", None)
+    if fewshot is not None:
+        fields["sampler"] = fewshot.sampler
+    metadata = config.metadata if isinstance(config.metadata, dict) else {}
+    extra = {
+        key: value
+        for key, value in metadata.items()
+        if key not in ("version", "config_source") and not key.startswith("evaltasks_")
+    }
+    if extra:
+        fields["metadata"] = extra
+    return fields
+
+
+@contextlib.contextmanager
+def _generators_kept() -> Iterator[None]:
+    """lm-eval seeds `random`, numpy and torch as it starts a run; the caller gets its
+    generators back as they were."""
+    python_state = random.getstate()
+    numpy = sys.modules.get("numpy")
+    numpy_state = numpy.random.get_state() if numpy is not None else None
+    torch = sys.modules.get("torch")
+    torch_state = torch.random.get_rng_state() if torch is not None else None
+    try:
+        yield
+    finally:
+        random.setstate(python_state)
+        if numpy is not None:
+            numpy.random.set_state(numpy_state)
+        if torch is not None:
+            torch.random.set_rng_state(torch_state)
+
+
+@contextlib.contextmanager
+def _quiet_lm_eval(output: io.StringIO | None = None) -> Iterator[None]:
+    """What lm-eval logs, prints and shows as progress bars while a task is built is kept
+    (shown only when the build fails)."""
+    import warnings
+
+    output = output if output is not None else io.StringIO()
+    handler = logging.StreamHandler(output)
+    root = logging.getLogger()
+    saved = root.handlers[:]
+    root.handlers = [handler]
+    with (
+        contextlib.redirect_stdout(output),
+        contextlib.redirect_stderr(output),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")
+        try:
+            yield
+        finally:
+            root.handlers = saved
+
+
+def local_folder(data_dir: Path | None, path: Any, name: Any) -> Path | None:
+    """`<data root>/<dataset_path>/<dataset_name or default>` when it is a folder inside the
+    data root; None otherwise."""
+    if data_dir is None or not isinstance(path, str) or not path:
+        return None
+    if os.path.isabs(path) or ".." in Path(path).parts:
+        return None
+    folder = data_dir / path / (name if isinstance(name, str) and name else "default")
+    return folder if folder.is_dir() else None
+
+
+def split_files(folder: Path) -> tuple[str, dict[str, str]]:
+    """The builder and split files of a local dataset folder (`<split>.<ext>`)."""
+    found: dict[str, tuple[str, str]] = {}
+    for path in sorted(folder.iterdir()):
+        builder = DATA_EXTENSIONS.get(path.suffix)
+        if builder is None or not path.is_file():
+            continue
+        if path.stem in found:
+            raise DatasetError(
+                f"{folder}: split {path.stem!r} is given twice ({Path(found[path.stem][1]).name} "
+                f"and {path.name}); keep one"
+            )
+        found[path.stem] = (builder, str(path))
+    builders = {builder for builder, _ in found.values()}
+    if len(builders) > 1:
+        raise DatasetError(
+            f"{folder}: its split files mix formats ({', '.join(sorted(builders))}); datasets "
+            f"reads one format per dataset: convert them to one"
+        )
+    if not found:
+        raise DatasetError(
+            f"{folder}: no split files (<split>.jsonl, .json, .parquet or .csv) in the local "
+            f"dataset folder"
+        )
+    return builders.pop(), {split: file for split, (_, file) in found.items()}
+
+
+class _LocalDatasets:
+    """The `datasets` module as lm-eval's task module sees it while a task is built: a local
+    folder in the data root is read through `datasets` itself; anything else is `datasets`'."""
+
+    def __init__(self, real: Any, data_dir: Path | None, read: list[str]) -> None:
+        self._real = real
+        self._data_dir = data_dir
+        self._read = read
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def load_dataset(self, path: Any = None, name: Any = None, **kwargs: Any) -> Any:
+        folder = local_folder(self._data_dir, path, name)
+        if folder is not None:
+            builder, files = split_files(folder)
+            self._read.extend(files.values())
+            return self._real.load_dataset(builder, data_files=files)
+        try:
+            return self._real.load_dataset(path=path, name=name, **kwargs)
+        except Exception as exc:
+            where = (
+                self._data_dir / str(path) / (name or "default")
+                if self._data_dir is not None and isinstance(path, str)
+                else None
+            )
+            raise DatasetError(
+                f"no local copy of dataset {path!r} (subset {name!r})"
+                + (f" at {where}" if where is not None else "")
+                + f", and datasets could not load it: {type(exc).__name__}: {exc}. Put its "
+                f"split files there (<split>.jsonl), or save a slice with --evaltasks-save-data "
+                f"where the Hub is reachable, or set HF_HUB_OFFLINE=1 to use the datasets cache"
+            ) from exc
+
+
+@contextlib.contextmanager
+def _local_datasets(data_dir: Path | None, read: list[str]) -> Iterator[None]:
+    import lm_eval.api.task as task_module
+
+    saved = task_module.datasets
+    task_module.datasets = _LocalDatasets(saved, data_dir, read)
+    try:
+        yield
+    finally:
+        task_module.datasets = saved
+
+
+def hook_files(config: Any, base: Path) -> set[str]:
+    """The module files of a config's `!function` hooks, as the unresolved index records them
+    (`/dir/utils.process_docs`: the file `/dir/utils.py`)."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str) and os.path.isabs(value) and "." in os.path.basename(value):
+            module = value.rsplit(".", 1)[0]
+            candidate = f"{module}.py" if not module.endswith(".py") else module
+            if os.path.isfile(candidate):
+                found.add(os.path.abspath(candidate))
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(config)
+    return found
+
+
+def dataset_of(config: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+    """A config's dataset coordinates: `dataset_path`, `dataset_name`, `dataset_kwargs`."""
+    kwargs = config.get("dataset_kwargs")
+    return config.get("dataset_path"), config.get("dataset_name"), dict(kwargs or {})
+
+
+def load_for_slice(index: dict[str, Any], spec: str | dict[str, Any]) -> tuple[Any, list[str]]:
+    """A task's dataset from `datasets` (the Hub or its cache), and the splits the task reads,
+    for `--evaltasks-save-data`; lm-eval's own config and download."""
+    from lm_eval.tasks._factory import TaskFactory
+
+    with _quiet_lm_eval():
+        if isinstance(spec, str):
+            config = TaskFactory(meta=None)._load_full_config(index[spec], None)
+        else:
+            config = dict(spec)
+    if callable(config.get("custom_dataset")):
+        raise LmEvalError(
+            f"task {_spec_name(spec)!r} builds its dataset with a custom_dataset hook: there is "
+            f"no dataset to slice; commit the files the hook reads instead"
+        )
+    path, name, kwargs = dataset_of(config)
+    kwargs.pop("trust_remote_code", None)
+    import datasets
+
+    dataset = datasets.load_dataset(path=path, name=name, **kwargs)
+    fewshot = config.get("fewshot_config") or {}
+    splits = [
+        config.get(key)
+        for key in ("test_split", "validation_split", "training_split", "fewshot_split")
+    ]
+    splits.append(fewshot.get("split") if isinstance(fewshot, dict) else None)
+    return dataset, [split for split in dict.fromkeys(splits) if isinstance(split, str)]
+
+
+def plain_arguments(arguments: tuple[Any, ...]) -> list[Any]:
+    """A request's arguments as plain data: contexts, continuations and generation arguments
+    as they are; images and audio (multimodal tasks) by a digest of their bytes."""
+    plain: list[Any] = []
+    for argument in arguments:
+        if isinstance(argument, dict) and ("visual" in argument or "audio" in argument):
+            plain.append({key: _media(value) for key, value in sorted(argument.items())})
+        else:
+            plain.append(_jsonable(argument))
+    return plain
+
+
+def _media(value: Any) -> Any:
+    from ..snapshot.canonical import image_digest
+
+    if isinstance(value, list):
+        return [_media(item) for item in value]
+    try:
+        return image_digest(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+
+
+def _jsonable(value: Any) -> Any:
+    """Tuples as lists, numpy values as Python values; the rest as it is."""
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _jsonable(item) for key, item in value.items()}
+    if hasattr(value, "tolist") and hasattr(value, "dtype"):
+        return value.tolist()
+    return value
+
+
+def messages_text(history: list[dict[str, Any]]) -> str:
+    """A chat history as lm-eval's API chat models send it (`JsonChatStr`)."""
+    return json.dumps(history, ensure_ascii=False)

@@ -1,0 +1,1047 @@
+"""lm-eval's YAML tasks as a task source: its installed task folder and custom YAML folders.
+
+A folder of lm-eval YAML task configs (`task:`, `group:`, `tag:`, `class:`) is an lm-eval
+folder; `--evaltasks-dir=lm_eval:tasks` names lm-eval's installed one. As `TaskManager` does
+with `--include_path`, lm-eval's own folder always comes first (a custom folder may override its
+tasks and its groups may name them), but `all` and `--evaltasks-list` cover the folders named.
+
+**Indexing only what a run needs.** lm-eval's `TaskIndex` parses every YAML file under its
+folders (14,683 names in 0.4.13) before it loads one task. Here each file's index record (what
+lm-eval's loader makes of it: its name, kind, tags, group members, version, shots, and the files
+it includes) is kept in pytest's cache, keyed by a digest of the file's bytes and of every file
+it includes, and the installed lm-eval's version: every file is read and hashed on each run
+(a fraction of a second for lm-eval's whole folder) and a record whose digests differ is
+parsed again. A file without a record is parsed only when it can define a name the run needs:
+its bytes, or those of a file it includes, hold the name (a task name, group or tag is written
+in the YAML that defines it). Each name found pulls in its group's members and its tag's tasks,
+and every file that holds a name needed is parsed, so the index of those names is exactly
+lm-eval's (its first definition in a folder wins, a later folder overrides). A name found
+nowhere, or any doubt, means parsing everything.
+
+**Groups.** A group or a tag stands for its tasks, in lm-eval's order (`lm_eval_adapter`
+plans it with lm-eval's own factory). A task whose config the group changes (`num_fewshot`,
+`fewshot_split`, a metric list...) is not the task of that name: it is checked as
+`GROUP::TASK`, and tasks a group defines inline keep lm-eval's `GROUP::NAME`.
+
+**Rendering.** `lm_eval_adapter.build`: lm-eval's `simple_evaluate` with the rows from the data
+root, collected into one `RenderedUnit` per doc: the request type, every context, every
+continuation, the generation arguments, the target, the few-shot doc ids and the doc's place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import DatasetError, EvalTaskError, RegistryError
+from .rendered import RenderedTask, RenderedUnit
+
+if TYPE_CHECKING:
+    from ..snapshot.settings import RunSettings
+    from .chat_template import ChatTemplate
+    from .registry import Entry, Registry
+    from .task_string import TaskRequest
+
+KIND = "lm-eval"
+CACHE_KEY = "evaltasks/lm-eval-index"
+RECORDS_VERSION = 1
+LINT_IGNORE_KEY = "evaltasks_lint_ignore"
+"""`metadata: {evaltasks_lint_ignore: [rule, ...]}` in a YAML task silences rules for it."""
+_SKIPPED_DIRS = frozenset({"__pycache__", "__snapshots__", ".ipynb_checkpoints", ".git"})
+_TOP_KEY = re.compile(rb"^(task|group|class)\s*:", re.MULTILINE)
+
+
+def is_lm_eval_folder(directory: Path) -> bool:
+    """A folder of lm-eval YAML task configs: a `*.yaml` at any depth with a top-level `task`,
+    `group` or `class` key, and no lighteval-style module (a top-level `*.py` that names
+    `TASKS_TABLE`) beside them."""
+    installed = _installed_folder()
+    if installed is not None and _same(directory, installed):
+        return True
+    try:
+        top = list(directory.glob("*.py"))
+    except OSError:
+        return False
+    for path in top:
+        try:
+            if b"TASKS_TABLE" in path.read_bytes():
+                return False
+        except OSError:
+            continue
+    for folder, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith(".yaml"):
+                try:
+                    with open(os.path.join(folder, name), "rb") as stream:
+                        head = stream.read(65536)
+                except OSError:
+                    continue
+                if _TOP_KEY.search(head):
+                    return True
+    return False
+
+
+def _installed_folder() -> Path | None:
+    from .lm_eval_adapter import installed_tasks_folder
+
+    return installed_tasks_folder()
+
+
+def _same(left: Path, right: Path) -> bool:
+    try:
+        return left.resolve() == right.resolve()
+    except OSError:
+        return False
+
+
+@dataclass
+class LmEvalRef:
+    """What the registry keeps of one lm-eval task: enough to list it and to build it."""
+
+    task: str
+    """lm-eval's name for it."""
+    yaml_path: Path | None
+    version: Any = None
+    num_fewshot: Any = None
+    via: str | None = None
+    """The group it is built through (its config in that group differs), or None."""
+    config: dict[str, Any] | None = None
+    """Its config in the group, hooks unresolved (variants only)."""
+
+
+@dataclass
+class FileRecord:
+    """One YAML file as lm-eval's index reads it, with the digests it is valid for."""
+
+    digest: str
+    includes: dict[str, str]
+    config: dict[str, Any] | None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "digest": self.digest,
+            "includes": self.includes,
+            "config": self.config,
+            "error": self.error,
+        }
+
+
+_INDEX_KEYS = ("task", "group", "tag", "class", "num_fewshot")
+
+
+def _index_part(config: dict[str, Any]) -> dict[str, Any]:
+    """The part of a merged config the index and the registry use."""
+    part = {key: config[key] for key in _INDEX_KEYS if key in config}
+    metadata = config.get("metadata")
+    if isinstance(metadata, dict) and "version" in metadata:
+        part["__version__"] = [metadata["version"]]
+    return part
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def environment_key() -> str:
+    """What every record also depends on: lm-eval's loader (its version) and this format."""
+    import sys
+
+    from .lm_eval_adapter import lm_eval_version
+
+    return f"records {RECORDS_VERSION}; lm-eval {lm_eval_version()}; python {sys.version_info[:2]}"
+
+
+class LmEvalYaml:
+    """The lm-eval task folders of a registry (see the module docstring)."""
+
+    kind = KIND
+    renders_units = True
+
+    def __init__(
+        self, folders: list[Path], data_dir: Path | None, wanted: Iterable[str] | None, cache: Any
+    ) -> None:
+        installed = _installed_folder()
+        listed = [folder.resolve() for folder in folders]
+        self.listed = listed
+        self.roots: list[Path] = []
+        if installed is not None:
+            self.roots.append(installed.resolve())
+        self.roots += [folder for folder in listed if folder not in self.roots]
+        self.data_dir = data_dir
+        self.wanted = None if wanted is None else list(dict.fromkeys(wanted))
+        self.cache = cache
+        self.partial = False
+        self.index: dict[str, Any] = {}
+        self.overrides: list[str] = []
+        self._files: dict[Path, list[Path]] = {}
+        self._bytes: dict[str, bytes | None] = {}
+        self._records: dict[str, FileRecord] = {}
+        self._cached: dict[str, FileRecord] = {}
+        self._parsed_new = False
+        self._complete = False
+        self._trusted: set[str] = set()
+        self._expanded: dict[str, list[Any]] = {}
+        self._dependencies: dict[str, set[str]] = {}
+        self._include_cache: dict[str, list[str] | None] = {}
+
+    # registration ---------------------------------------------------------------------------
+
+    def register(self, registry: Registry) -> None:
+        from .lm_eval_adapter import LmEvalError, require
+
+        try:
+            require()
+        except LmEvalError as exc:
+            folders = ", ".join(str(folder) for folder in self.listed)
+            raise RegistryError(
+                f"task folder(s) {folders} hold lm-eval YAML tasks: {exc}"
+            ) from None
+        self._load_cache()
+        full = self.listed if self.wanted is None else []
+        wanted = set(self.wanted or [])
+        for root in full:
+            self._parse_all(root)
+        if full:
+            wanted |= self._group_members(self._replay(), set(self._names_in(full)))
+        if wanted or full:
+            self._index_names(wanted, exact=set(self.wanted or []))
+        self._publish(registry)
+        self._save_cache()
+
+    def _names_in(self, roots: list[Path]) -> Iterable[str]:
+        for name, entry in self._replay().items():
+            if entry.yaml_path is not None and self._root_of(Path(entry.yaml_path)) in roots:
+                yield name
+
+    def _root_of(self, path: Path) -> Path | None:
+        resolved = path.resolve()
+        for root in reversed(self.roots):
+            if root == resolved or root in resolved.parents:
+                return root
+        return None
+
+    def partial_note(self, registry: Registry) -> str | None:
+        """What a run over some tasks indexed, for the header."""
+        if not self.partial:
+            return None
+        total = sum(len(files) for files in self._files.values())
+        return (
+            f"indexed {len(self._records)} of {total} lm-eval YAML files: those that can define "
+            f"the tasks asked for (each file read and hashed, its index record in pytest's cache "
+            f"verified against its bytes and its includes')"
+        )
+
+    def ensure(self, registry: Registry, names: Iterable[str]) -> None:
+        missing = [name for name in names if name not in self._trusted]
+        groups = {name.split("::")[0] for name in missing if "::" in name}
+        plain = [name for name in missing if "::" not in name]
+        if plain or groups - self._trusted:
+            self._index_names(set(plain) | groups, exact=set(plain) | groups)
+            self._publish(registry)
+            self._save_cache()
+        for group in sorted(groups):
+            if group in self.index and self._kind(group) == "GROUP":
+                self._plan(registry, group)
+
+    # the index ------------------------------------------------------------------------------
+
+    def _yaml_files(self, root: Path) -> list[Path]:
+        if root not in self._files:
+            from .lm_eval_adapter import yaml_files
+
+            self._files[root] = yaml_files(root)
+        return self._files[root]
+
+    def _read(self, path: str) -> bytes | None:
+        if path not in self._bytes:
+            try:
+                with open(path, "rb") as stream:
+                    self._bytes[path] = stream.read()
+            except OSError:
+                self._bytes[path] = None
+        return self._bytes[path]
+
+    def _valid(self, path: Path) -> FileRecord | None:
+        """The record of `path` when its digests still hold (parsed this run, or cached)."""
+        key = str(path)
+        known = self._records.get(key)
+        if known is not None:
+            return known
+        cached = self._cached.get(key)
+        data = self._read(key)
+        if cached is None or data is None or cached.digest != _digest(data):
+            return None
+        for include, digest in cached.includes.items():
+            included = self._read(include)
+            if included is None or _digest(included) != digest:
+                return None
+        self._records[key] = cached
+        return cached
+
+    def _parse(self, path: Path) -> FileRecord:
+        from .lm_eval_adapter import index_config
+
+        key = str(path)
+        known = self._valid(path)
+        if known is not None:
+            return known
+        config, error, includes = index_config(path)
+        data = self._read(key) or b""
+        record = FileRecord(
+            _digest(data),
+            {include: _digest(self._read(include) or b"") for include in includes},
+            _index_part(config) if config is not None else None,
+            error,
+        )
+        self._records[key] = record
+        self._parsed_new = True
+        return record
+
+    def _parse_all(self, root: Path) -> None:
+        for path in self._yaml_files(root):
+            self._parse(path)
+
+    def _replay(self) -> dict[str, Any]:
+        from .lm_eval_adapter import replay
+
+        roots = []
+        for root in self.roots:
+            files = []
+            for path in self._yaml_files(root) if root in self._files else []:
+                record = self._records.get(str(path))
+                if record is not None and record.config is not None:
+                    files.append((path, record.config))
+            roots.append(files)
+        index, self.overrides = replay(roots)
+        return index
+
+    def _index_names(self, wanted: set[str], exact: set[str]) -> None:
+        """Parse every file that can define a name of `wanted` (and what those names need),
+        then keep the index of those names; a name of `exact` found nowhere parses
+        everything (the index is then lm-eval's whole index)."""
+        needed = set(wanted)
+        index = self._replay()
+        if needed:
+            for root in self.roots:
+                self._yaml_files(root)
+            while True:
+                for path in self._candidates(needed):
+                    self._parse(path)
+                index = self._replay()
+                more = self._group_members(index, needed) - needed
+                if not more:
+                    break
+                needed |= more
+        missing = [name for name in exact if name not in index]
+        if missing and not self._complete_now():
+            for root in self.roots:
+                self._parse_all(root)
+            index = self._replay()
+        self.index = index
+        self._complete = self._complete_now()
+        self.partial = not self._complete
+        prefixes = tuple(exact)
+        full = self._full_roots()
+        self._trusted |= {
+            name
+            for name in index
+            if self._complete
+            or name in needed
+            or (prefixes and name.startswith(prefixes))
+            or self._root_of(Path(index[name].yaml_path or "/")) in full
+        }
+
+    def _complete_now(self) -> bool:
+        """Every file of every folder has a record this run (the index is lm-eval's whole)."""
+        return bool(self.roots) and not any(self._missing(root) for root in self.roots)
+
+    def _missing(self, root: Path) -> bool:
+        files = self._files.get(root)
+        return files is None or any(str(path) not in self._records for path in files)
+
+    def _full_roots(self) -> list[Path]:
+        return [root for root in self.roots if not self._missing(root)]
+
+    def _group_members(self, index: dict[str, Any], names: set[str]) -> set[str]:
+        """Every name the groups and tags among `names` refer to."""
+        from .lm_eval_adapter import kind_of
+
+        found: set[str] = set()
+        for name in names:
+            entry = index.get(name)
+            if entry is None:
+                continue
+            kind = kind_of(entry)
+            if kind == "TAG":
+                found |= set(entry.tags)
+            elif kind == "GROUP":
+                found |= _member_names((entry.cfg or {}).get("task"))
+            found |= set(entry.tags) if kind == "GROUP" else set()
+        return found
+
+    def _candidates(self, names: set[str]) -> list[Path]:
+        """Files without a valid record that can define one of `names`: their bytes hold one,
+        or they include (at any depth) a file whose bytes do."""
+        if not names:
+            return []
+        needles = [name.encode("utf-8") for name in names]
+        unknown = [
+            path for root in self.roots for path in self._files[root] if self._valid(path) is None
+        ]
+        if not unknown:
+            return []
+        holds: dict[str, bool] = {}
+
+        def holding(path: str) -> bool:
+            if path not in holds:
+                data = self._read(path)
+                holds[path] = data is not None and any(needle in data for needle in needles)
+            return holds[path]
+
+        chosen: set[Path] = set()
+        includes: dict[Path, list[str] | None] = {}
+        for path in unknown:
+            refs = self._refs(str(path))
+            includes[path] = refs
+            if holding(str(path)) or refs is None:
+                chosen.add(path)
+        changed = True
+        while changed:
+            changed = False
+            chosen_names = {str(path) for path in chosen}
+            for path in unknown:
+                if path in chosen:
+                    continue
+                refs = includes[path] or []
+                if any(ref in chosen_names or holding(ref) or self._includes_holding(ref, holding)
+                       for ref in refs):  # fmt: skip
+                    chosen.add(path)
+                    changed = True
+        return sorted(chosen, key=lambda path: path.as_posix())
+
+    def _refs(self, path: str) -> list[str] | None:
+        """The files a YAML includes, read without parsing it (kept per file)."""
+        if path not in self._include_cache:
+            self._include_cache[path] = _include_refs(self._read(path) or b"", Path(path))
+        return self._include_cache[path]
+
+    def _includes_holding(self, path: str, holding: Any, depth: int = 0) -> bool:
+        """Whether a file a YAML includes itself includes one that holds a wanted name."""
+        if depth > 8:
+            return True
+        refs = self._refs(path)
+        if refs is None:
+            return True
+        return any(holding(ref) or self._includes_holding(ref, holding, depth + 1) for ref in refs)
+
+    def _kind(self, name: str) -> str:
+        from .lm_eval_adapter import kind_of
+
+        return kind_of(self.index[name])
+
+    def _publish(self, registry: Registry) -> None:
+        """Register every trusted task name (groups and tags are expanded on request)."""
+        from .registry import Entry
+        from .task_string import unwritable
+
+        for warning in self.overrides:
+            if warning not in registry.shadowed:
+                registry.shadowed.append(warning)
+        for name in sorted(self._trusted):
+            entry = self.index.get(name)
+            if entry is None or self._kind(name) not in ("TASK", "PY_TASK"):
+                continue
+            if name in registry.entries or name in registry.unusable:
+                continue
+            problem = unwritable(name)
+            path = Path(entry.yaml_path) if entry.yaml_path else Path(".")
+            if problem is not None:
+                registry.mark_unusable(
+                    name, f"cannot be requested: its name {problem} (an lm-eval task)", path
+                )
+                continue
+            record = self._records.get(str(entry.yaml_path))
+            part = record.config if record is not None and record.config else {}
+            version = part.get("__version__", [None])[0]
+            ref = LmEvalRef(name, path, version, part.get("num_fewshot"))
+            registry.entries[name] = Entry(
+                name, path, ref, source=self, listed=self._root_of(path) in self.listed
+            )
+
+    def _load_cache(self) -> None:
+        if self.cache is None:
+            return
+        try:
+            data = self.cache.get(CACHE_KEY, None)
+        except Exception:
+            data = None
+        if not isinstance(data, dict) or data.get("environment") != environment_key():
+            return
+        for path, item in (data.get("files") or {}).items():
+            if not isinstance(item, dict) or not isinstance(item.get("digest"), str):
+                continue
+            includes = item.get("includes") or {}
+            config = item.get("config")
+            if isinstance(includes, dict) and (config is None or isinstance(config, dict)):
+                self._cached[path] = FileRecord(item["digest"], includes, config, item.get("error"))
+
+    def _save_cache(self) -> None:
+        if self.cache is None or not self._parsed_new or not hasattr(self.cache, "set"):
+            return
+        import json
+
+        files = {**{k: v.to_json() for k, v in self._cached.items()}}
+        for path, record in self._records.items():
+            try:
+                json.dumps(record.config)
+            except (TypeError, ValueError):
+                continue  # a value JSON cannot hold (a YAML date): parsed on every run
+            files[path] = record.to_json()
+        try:
+            self.cache.set(CACHE_KEY, {"environment": environment_key(), "files": files})
+        except Exception:
+            return
+        self._parsed_new = False
+
+    # groups ---------------------------------------------------------------------------------
+
+    def members(self, registry: Registry, request: TaskRequest) -> list[TaskRequest] | None:
+        name = request.name
+        if name not in self.index or self._kind(name) not in ("GROUP", "TAG"):
+            return None
+        leaves = self._plan(registry, name)
+        return [request.for_task(item) for item in leaves if item in registry.entries]
+
+    def _plan(self, registry: Registry, group: str) -> list[str]:
+        """The item names a group or tag stands for, registering the variants it makes."""
+        from .lm_eval_adapter import members
+        from .registry import Entry
+
+        if group in self._expanded:
+            return list(self._expanded[group])
+        try:
+            leaves = members(self.index, group)
+        except (KeyboardInterrupt, MemoryError):
+            raise
+        except BaseException as exc:
+            raise RegistryError(
+                f"lm-eval could not read group {group!r}: {type(exc).__name__}: {exc}"
+            ) from None
+        entry = self.index[group]
+        origin = Path(entry.yaml_path) if entry.yaml_path else Path(".")
+        names: list[str] = []
+        self.ensure_names(registry, [leaf.task for leaf in leaves if not leaf.variant])
+        for leaf in leaves:
+            if not leaf.variant:
+                names.append(leaf.task)
+                continue
+            item = leaf.task if "::" in leaf.task else f"{group}::{leaf.task}"
+            names.append(item)
+            if item not in registry.entries:
+                metadata = (leaf.config or {}).get("metadata") if leaf.config else None
+                version = metadata.get("version") if isinstance(metadata, dict) else None
+                ref = LmEvalRef(
+                    leaf.task, origin, version, leaf.num_fewshot, via=group, config=leaf.config
+                )
+                registry.entries[item] = Entry(
+                    item, origin, ref, source=self, listed=self._root_of(origin) in self.listed
+                )
+        self._expanded[group] = names
+        return list(names)
+
+    def ensure_names(self, registry: Registry, names: list[str]) -> None:
+        missing = [name for name in names if name not in registry.entries]
+        if missing:
+            self.ensure(registry, missing)
+
+    def prepare_all(self, registry: Registry) -> None:
+        """Register the variants of every group of the listed folders but lm-eval's own (whose
+        855 groups are planned only when one is named)."""
+        for name in sorted(self.index):
+            entry = self.index[name]
+            if self._kind(name) != "GROUP" or entry.yaml_path is None:
+                continue
+            root = self._root_of(Path(entry.yaml_path))
+            installed = _installed_folder()
+            if root in self.listed and (installed is None or not _same(root, installed)):
+                try:
+                    self._plan(registry, name)
+                except RegistryError:
+                    continue
+
+    # what the registry asks about one task ---------------------------------------------------
+
+    def _ref(self, entry: Entry) -> LmEvalRef:
+        ref = entry.raw
+        assert isinstance(ref, LmEvalRef)
+        return ref
+
+    def default_shots(self, entry: Entry) -> int:
+        shots = self._ref(entry).num_fewshot
+        return shots if isinstance(shots, int) and not isinstance(shots, bool) else 0
+
+    def config(self, entry: Entry) -> Any:
+        """The task's config as lm-eval merges it, hooks left as file paths."""
+        ref = self._ref(entry)
+        if ref.config is not None:
+            return ref.config
+        from .lm_eval_adapter import unresolved_config
+
+        return unresolved_config(self.index, ref.task)
+
+    def version(self, entry: Entry) -> Any:
+        return self._ref(entry).version
+
+    def location(self, entry: Entry) -> tuple[Path, int]:
+        ref = self._ref(entry)
+        path = ref.yaml_path or entry.origin
+        return path, _line_of(path, ref.task)
+
+    def dependencies(self, entry: Entry) -> set[str]:
+        if entry.name in self._dependencies:
+            return self._dependencies[entry.name]
+        from .lm_eval_adapter import dataset_of, hook_files, local_folder
+
+        ref = self._ref(entry)
+        found: set[str] = set()
+        for path in {ref.yaml_path, entry.origin}:
+            if path is None:
+                continue
+            found.add(os.path.abspath(path))
+            record = self._records.get(str(path))
+            if record is not None:
+                found |= set(record.includes)
+        try:
+            config = self.config(entry)
+        except Exception:
+            config = {}
+        found |= hook_files(config, entry.origin.parent)
+        data_path, data_name, _ = dataset_of(config)
+        folder = local_folder(self.data_dir, data_path, data_name)
+        if folder is not None:
+            found.add(os.path.abspath(folder))
+        elif self.data_dir is not None and isinstance(data_path, str) and data_path:
+            found.add(os.path.abspath(self.data_dir / data_path / (data_name or "default")))
+        self._dependencies[entry.name] = found
+        return found
+
+    def lint_ignores(self, entry: Entry) -> list[str]:
+        try:
+            metadata = self.config(entry).get("metadata")
+        except Exception:
+            return []
+        value = metadata.get(LINT_IGNORE_KEY) if isinstance(metadata, dict) else None
+        if isinstance(value, str):
+            return [value]
+        return [str(rule) for rule in value] if isinstance(value, list) else []
+
+    def has_local_data(self, entry: Entry, data_dir: Path | None) -> bool:
+        from .lm_eval_adapter import dataset_of, local_folder
+
+        try:
+            path, name, _ = dataset_of(self.config(entry))
+        except Exception:
+            return True  # its error is the item's to report
+        return local_folder(data_dir, path, name) is not None
+
+    def suggestions(self, registry: Registry) -> list[str]:
+        if not self._complete:
+            for root in self.roots:
+                self._yaml_files(root)
+                self._parse_all(root)
+            self.index = self._replay()
+            self._complete = True
+            self._save_cache()
+        return list(self.index)
+
+    def prepare_slice(
+        self, entry: Entry, data_dir: Path, count: int, root: Path | None = None
+    ) -> Any:
+        """The first `count` rows of every split the task reads, from `datasets` (the Hub or
+        its cache), for `<data root>/<dataset_path>/<dataset_name or default>/`; written by
+        `data_slices.write_slice` once every slice of the run is loaded."""
+        import datetime
+        import json
+
+        from .data_slices import MANIFEST, PreparedSlice, _json_line
+        from .lm_eval_adapter import LmEvalError, dataset_of, load_for_slice, variant_config
+
+        ref = self._ref(entry)
+        with_hooks = ref.task if ref.via is None else variant_config(self.index, ref.via, ref.task)
+        config = self.config(entry)
+        path, name, kwargs = dataset_of(config)
+        if not isinstance(path, str) or not path or os.path.isabs(path) or ".." in Path(path).parts:
+            raise DatasetError(
+                f"task {entry.name!r}: dataset_path {path!r} names no dataset inside the data "
+                f"root ({data_dir}); --evaltasks-save-data writes only there"
+            )
+        folder = data_dir / path / (name if isinstance(name, str) and name else "default")
+        try:
+            dataset, splits = load_for_slice(self.index, with_hooks)
+        except LmEvalError:
+            raise
+        except Exception as exc:
+            raise DatasetError(
+                f"task {entry.name!r}: cannot save a slice of {path!r} (subset {name!r}): "
+                f"{type(exc).__name__}: {exc}. Connect once, or set HF_HUB_OFFLINE=1 to save from "
+                f"the datasets cache, or commit a slice saved where the Hub is reachable, to "
+                f"{folder}"
+            ) from exc
+        missing = [split for split in splits if split not in dataset]
+        if missing:
+            raise DatasetError(
+                f"task {entry.name!r}: split(s) {', '.join(map(repr, missing))} not in dataset "
+                f"{path!r} subset {name!r}; it has: {', '.join(dataset)}"
+            )
+        files: dict[str, bytes] = {}
+        written: dict[str, int] = {}
+        sizes: dict[str, int] = {}
+        for split in splits:
+            rows = dataset[split]
+            sizes[split] = len(rows)
+            head = rows.select(range(min(count, len(rows))))
+            lines = [_json_line(row, entry.name, split, i) for i, row in enumerate(head)]
+            files[f"{split}.jsonl"] = "".join(lines).encode("utf-8")
+            written[split] = len(lines)
+        manifest = {
+            "dataset_path": path,
+            "dataset_name": name,
+            "dataset_kwargs": {k: v for k, v in kwargs.items() if isinstance(v, (str, int))},
+            "saved_rows": written,
+            "split_sizes": sizes,
+            "saved_for": entry.name,
+            "saved_on": datetime.date.today().isoformat(),
+        }
+        files[MANIFEST] = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
+        return PreparedSlice(folder, files, written, sizes, [])
+
+    # rendering ------------------------------------------------------------------------------
+
+    def render(
+        self,
+        entry: Entry,
+        request: TaskRequest,
+        run: RunSettings,
+        template: ChatTemplate | None,
+        data_dir: Path | None,
+    ) -> RenderedTask:
+        from .lm_eval_adapter import BuildOptions, LmEvalError, build, variant_config
+
+        ref = self._ref(entry)
+        chat = _chat_renderer(run, template)
+        try:
+            spec: str | dict[str, Any] = (
+                ref.task if ref.via is None else variant_config(self.index, ref.via, ref.task)
+            )
+            built = build(
+                self.index,
+                spec,
+                BuildOptions(
+                    num_fewshot=request.num_fewshots,
+                    data_dir=data_dir,
+                    system_instruction=run.system_prompt,
+                    chat=chat,
+                    fewshot_as_multiturn=run.fewshot_as_multiturn,
+                    limit=run.max_samples,
+                ),
+            )
+        except DatasetError as exc:
+            raise DatasetError(f"task {entry.name!r}: {exc}") from exc.__cause__
+        except LmEvalError:
+            raise
+        except EvalTaskError:
+            raise
+        installed = _installed_folder()
+        return _rendered(
+            entry.name,
+            ref,
+            built,
+            request,
+            run,
+            installed.resolve() if installed is not None else None,
+            self.dependencies(entry),
+        )
+
+
+def _member_names(tasks: Any) -> set[str]:
+    """The names a group's `task` list refers to (nested inline groups included)."""
+    found: set[str] = set()
+    for item in tasks if isinstance(tasks, list) else [tasks] if isinstance(tasks, str) else []:
+        if isinstance(item, str):
+            found.add(item)
+        elif isinstance(item, dict):
+            for key in ("task", "group"):
+                value = item.get(key)
+                if isinstance(value, str):
+                    found.add(value)
+            if isinstance(item.get("task"), list):
+                found |= _member_names(item["task"])
+    return found
+
+
+_INCLUDE = re.compile(rb"^include\s*:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+_ITEM = re.compile(rb"^[ \t]+-[ \t]*(.*?)[ \t]*$")
+
+
+def _include_refs(data: bytes, path: Path) -> list[str] | None:
+    """The files a YAML's top-level `include` names (absolute), read without parsing it; None
+    when the form is not one this reader knows (then the file is parsed)."""
+    match = _INCLUDE.search(data)
+    if match is None:
+        return []
+    value = match.group(1).split(b" #")[0].strip()
+    raw: list[bytes] = []
+    if not value:
+        for line in data[match.end() + 1 :].split(b"\n"):
+            listed = _ITEM.match(line)
+            if listed is None:
+                if line.strip() and not line.lstrip().startswith(b"#"):
+                    break
+                continue
+            raw.append(listed.group(1).split(b" #")[0].strip())
+    elif value.startswith(b"["):
+        if not value.endswith(b"]"):
+            return None
+        raw = [part.strip() for part in value[1:-1].split(b",") if part.strip()]
+    else:
+        raw = [value]
+    refs: list[str] = []
+    for item in raw:
+        text = item.decode("utf-8", "replace").strip().strip("'\"")
+        if not text or text[0] in "*&!{[|>":
+            return None
+        base = os.path.dirname(os.path.abspath(path))
+        refs.append(os.path.normpath(text if os.path.isabs(text) else os.path.join(base, text)))
+    return refs
+
+
+def _line_of(path: Path, task: str) -> int:
+    """The line of a YAML that names the task (`task: NAME`), else 1."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return 1
+    pattern = re.compile(rf"^\s*-?\s*task\s*:\s*['\"]?{re.escape(task)}['\"]?\s*$")
+    for number, line in enumerate(text.split("\n"), start=1):
+        if pattern.match(line):
+            return number
+    return 1
+
+
+def _chat_renderer(run: RunSettings, template: ChatTemplate | None) -> Any:
+    """How the run renders a chat history for lm-eval (its model's `apply_chat_template`):
+    the chat-API message list as lm-eval's API models send it, a template as a Hugging Face
+    model's tokenizer renders it, or None for plain text."""
+    from .lm_eval_adapter import messages_text
+
+    if run.chat_template == "messages":
+        return lambda history, add_generation_prompt: messages_text(history)
+    if template is None:
+        return None
+    from ..errors import ChatTemplateError
+    from .chat_template import apply_chat_template
+
+    def render(history: list[dict[str, Any]], add_generation_prompt: bool) -> str:
+        try:
+            return apply_chat_template(
+                template,
+                history,
+                add_generation_prompt=add_generation_prompt,
+                continue_final_message=not add_generation_prompt,
+            )
+        except ChatTemplateError as exc:
+            if "rejected the messages" not in str(exc) or not any(
+                message.get("role") == "system" for message in history
+            ):
+                raise
+            # lm-eval's Hugging Face model retries without the system turn when a template
+            # raises (templates of models without a system role do)
+            kept = [message for message in history if message.get("role") != "system"]
+            return apply_chat_template(
+                template,
+                kept,
+                add_generation_prompt=add_generation_prompt,
+                continue_final_message=not add_generation_prompt,
+            )
+
+    return render
+
+
+def _rendered(
+    label: str,
+    ref: LmEvalRef,
+    built: Any,
+    request: TaskRequest,
+    run: RunSettings,
+    installed: Path | None,
+    dependencies: set[str],
+) -> RenderedTask:
+    """lm-eval's built requests as rendered units, with the `[task]` fields they record."""
+    from .lm_eval_adapter import lm_eval_version, plain_arguments
+
+    config = dict(built.config)
+    header: dict[str, Any] = {"task": built.name}
+    if ref.via is not None:
+        header["group"] = ref.via
+    header["config_source"] = _source_text(ref.yaml_path, installed)
+    path = config.pop("dataset_path", None)
+    name = config.pop("dataset_name", None)
+    header["dataset"] = f"{path} / {name or 'default'}"
+    for key in ("dataset_kwargs", "custom_dataset"):
+        if key in config:
+            header[key] = config.pop(key)
+    header["eval_split"] = built.eval_split
+    header["fewshot_split"] = built.fewshot_split
+    for key in ("test_split", "validation_split", "training_split", "fewshot_split"):
+        config.pop(key, None)
+    shots = config.pop("num_fewshot", 0) or 0
+    header["num_fewshot"] = shots
+    if shots != request.num_fewshots:
+        header["num_fewshot_note"] = (
+            f"asked for {request.num_fewshots}; the config fixes num_fewshot: {shots}, and "
+            f"lm-eval keeps it"
+        )
+    header["sampler"] = config.pop("sampler", "default")
+    header["output_type"] = config.pop("output_type", None)
+    for key in ("repeats", "generation_kwargs", "metric_list", "filter_list"):
+        if key in config:
+            value = config.pop(key)
+            if key == "repeats" and value == 1:
+                continue
+            header[{"metric_list": "metrics", "filter_list": "filters"}.get(key, key)] = value
+    header.update(config)
+    header["fewshot_pool"] = (
+        "not loaded (0-shot)" if built.pool_size is None or not shots else f"{built.pool_size} docs"
+    )
+    settings = {"lm_eval": _json(lm_eval_version())}
+    if run.chat_template is not None:
+        settings["fewshot_as_multiturn"] = _json(run.fewshot_as_multiturn)
+    units = [_unit(doc, position, run, plain_arguments) for position, doc in enumerate(built.docs)]
+    inputs = {*built.data_files, *dependencies}
+    lint = {
+        "num_fewshot": shots,
+        "pool_size": built.pool_size,
+        "pool_is_eval": shots > 0 and built.fewshot_split == built.eval_split,
+        "output_type": header["output_type"],
+    }
+    return RenderedTask(
+        name=label,
+        version=built.version,
+        header=header,
+        settings=settings,
+        units=units,
+        total=built.total,
+        inputs=inputs,
+        lint=lint,
+        kind=KIND,
+    )
+
+
+def _json(value: Any) -> str:
+    from ..snapshot.line_text import file_json
+
+    return file_json(value)
+
+
+def _source_text(path: Path | None, installed: Path | None) -> str:
+    """Where a task's YAML is, as recorded: inside lm-eval's installed folder `lm_eval:tasks/...`
+    (a file the user does not own), else its path (made relative to the root when written)."""
+    if path is None:
+        return "inline"
+    if installed is not None:
+        try:
+            return "lm_eval:tasks/" + path.resolve().relative_to(installed).as_posix()
+        except ValueError:
+            pass
+    return str(path.resolve())
+
+
+def _unit(doc: Any, position: int, run: RunSettings, plain: Any) -> RenderedUnit:
+    """One doc's requests as a unit: the canonical fields, what is shown, what is exported."""
+    requests = [
+        {"type": request.request_type, "arguments": plain(request.arguments),
+         "repeats": request.repeats}
+        for request in doc.requests
+    ]  # fmt: skip
+    target = _plain_target(doc.target)
+    fields = {"requests": requests, "target": target, "fewshot_ids": doc.fewshot_ids}
+    kinds = list(dict.fromkeys(request["type"] for request in requests))
+    contexts = [request["arguments"][0] for request in requests]
+    shown: list[tuple[str, Any]] = [
+        ("requests", f"{', '.join(kinds)} x {len(requests)}"),
+        ("target", target),
+        ("fewshot_ids", ", ".join(str(i) for i in doc.fewshot_ids) or "-"),
+    ]
+    how = (
+        "plain text"
+        if run.chat_template is None
+        else "chat messages"
+        if run.chat_template == "messages"
+        else f"chat template {run.chat_template}"
+    )
+    texts: list[tuple[str, str]] = []
+    rolling = kinds == ["loglikelihood_rolling"]
+    distinct = list(dict.fromkeys(c for c in contexts if isinstance(c, str)))
+    if rolling:
+        texts.append(("text (loglikelihood_rolling)", str(contexts[0]) if contexts else ""))
+    elif len(distinct) <= 1:
+        texts.append((f"context ({how})", distinct[0] if distinct else ""))
+    else:
+        for number, context in enumerate(distinct, start=1):
+            texts.append((f"context {number} of {len(distinct)} ({how})", context))
+    continuations = [
+        request["arguments"][1]
+        for request in requests
+        if request["type"] == "loglikelihood" and len(request["arguments"]) > 1
+    ]
+    if continuations and len(distinct) <= 1:
+        shown.append(("continuations", continuations))
+    elif continuations:
+        shown.append(("continuation", continuations[0] if len(set(map(str, continuations))) == 1
+                      else continuations))  # fmt: skip
+    generation = [
+        request["arguments"][1]
+        for request in requests
+        if request["type"] == "generate_until" and len(request["arguments"]) > 1
+    ]
+    if generation:
+        shown.append(("generation", generation[0]))
+    if requests and requests[0]["repeats"] != 1:
+        shown.append(("repeats", requests[0]["repeats"]))
+    export = {
+        "doc_id": doc.doc_id,
+        "position": position,
+        "request_type": kinds[0] if len(kinds) == 1 else kinds,
+        "requests": [
+            {
+                "type": request["type"],
+                "arguments": request["arguments"],
+                "idx": index,
+                "repeats": request["repeats"],
+            }
+            for index, request in enumerate(requests)
+        ],
+        "contexts": contexts,
+        "continuations": continuations,
+        "generation_kwargs": generation[0] if generation else None,
+        "target": target,
+        "fewshot_ids": doc.fewshot_ids,
+        "prompt": contexts[0] if contexts else None,
+    }
+    return RenderedUnit(str(doc.doc_id), position, fields, shown, texts, export)
+
+
+def _plain_target(target: Any) -> Any:
+    from .lm_eval_adapter import _jsonable
+
+    return _jsonable(target)
+
+
+__all__ = ["KIND", "LmEvalRef", "LmEvalYaml", "is_lm_eval_folder"]

@@ -1,0 +1,202 @@
+"""A snapshot of rendered units: what a source that drives another harness records.
+
+`UnitsSnapshot` is the `Built` of a `engine.rendered.RenderedTask` (lm-eval's requests, one
+unit per evaluated doc): its facts are the same `SnapshotFacts` a lighteval-style task records,
+so the check, the gate, the parser and format 3 judge it unchanged.
+
+    [task]         the source's header fields (name, version, dataset, splits, shots, output
+                   type, metrics, filters, generation arguments, ...), then `docs: N`
+    [settings]     the run settings (system prompt, chat template) and the source's own
+                   (the harness's version, its chat rules)
+    [doc hashes]   one hash per unit over its canonical fields (`canonical`), by label
+    [doc K of N]   the first units in full: their fields, then each text behind `| `
+
+Header values are written as themselves (strings escaped, plain data as JSON with sorted
+keys); a callable or object inside one is written by its canonical identity (`identity`), so a
+changed scoring hook is a content change while no memory address or absolute path is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UnrecordableValueError
+from .canonical import UnencodableValue, canonical, typed_keys
+from .facts import FORMAT_VERSION, SnapshotFacts, _with_hash_seed, label_key, value_summary
+from .fingerprint import DIGEST_SIZE
+from .identity import UnidentifiableValue, relative_path_text
+from .line_text import escape_line, file_json, quote_text
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..engine.chat_template import ChatTemplate
+    from ..engine.rendered import RenderedTask, RenderedUnit
+    from .settings import RunSettings
+
+
+def unit_digest(unit: RenderedUnit) -> str:
+    """A unit's hash: 16 hex digits over the canonical encoding of its fields."""
+    text = canonical([typed_keys(unit.fields, "fields")], ("fields",))
+    return hashlib.blake2b(
+        text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_SIZE
+    ).hexdigest()
+
+
+def header_value(value: Any, root: Path | None, path: str) -> str:
+    """A `[task]` value as written: a string escaped, plain data as JSON (keys sorted), and
+    any callable or object inside by its identity (`kind #digest`)."""
+    if isinstance(value, str):
+        return escape_line(relative_path_text(value, root))
+    return file_json(_plain(value, root, path))
+
+
+def _plain(value: Any, root: Path | None, path: str) -> Any:
+    """`value` with every part JSON cannot hold as itself replaced by its identity text."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(item, root, f"{path}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
+        return {key: _plain(value[key], root, f"{path}.{key}") for key in sorted(value)}
+    return f"<{value_summary(value, root, path)}>"
+
+
+class UnitsSnapshot:
+    """One rendered task, fingerprinted; its text laid out on demand (a `check.Built`)."""
+
+    def __init__(
+        self,
+        rendered: RenderedTask,
+        settings: RunSettings,
+        template: ChatTemplate | None,
+        root: Path | None,
+        hash_seed: int | None = None,
+        inputs: tuple[str, ...] = (),
+        label: str | None = None,
+    ) -> None:
+        self.rendered = rendered
+        self.settings = settings
+        self.template = template
+        self.root = root
+        unit_label = ""
+        try:
+            hashes: dict[str, str] = {}
+            for unit in rendered.units:
+                unit_label = unit.label
+                hashes[escape_line(unit.label)] = unit_digest(unit)
+            unit_label = ""
+            header = self._header(label or rendered.name)
+        except (UnencodableValue, UnidentifiableValue) as exc:
+            where = f"doc {unit_label}" if unit_label else "config"
+            raise UnrecordableValueError(
+                f"task {label or rendered.name!r}: {where}: {exc}"
+            ) from None
+        if hash_seed is not None:
+            header = _with_hash_seed(header, hash_seed)
+        self.facts = SnapshotFacts(
+            format_version=FORMAT_VERSION,
+            task=header,
+            settings={**settings.recorded(), **rendered.settings},
+            layout={},
+            hashes=dict(sorted(hashes.items(), key=lambda item: label_key(item[0]))),
+            inputs=tuple(escape_line(path) for path in sorted(inputs)),
+        )
+
+    def _header(self, label: str) -> dict[str, str]:
+        header = {
+            "name": escape_line(label),
+            "version": file_json(_plain(self.rendered.version, self.root, "version")),
+        }
+        for key, value in self.rendered.header.items():
+            header[escape_line(key)] = header_value(value, self.root, key)
+        header["docs"] = str(self.rendered.total)
+        return header
+
+    @property
+    def size(self) -> int:
+        """Units rendered."""
+        return len(self.rendered.units)
+
+    @property
+    def partial(self) -> bool:
+        """Fewer units rendered than the task has (`--evaltasks-max-samples`)."""
+        return self.size < self.rendered.total
+
+    def facts_in(self, format_version: int) -> SnapshotFacts:
+        """The facts (rendered units were first recorded in format 3: no older form)."""
+        return self.facts
+
+    def text(self, docs_shown: int) -> str:
+        """The whole file, with the first `docs_shown` units in full."""
+        from .layout import layout
+
+        return layout(self.facts, docs_shown, self._blocks(docs_shown))
+
+    def shown_text(self, docs_shown: int) -> str:
+        """The part of the file after the doc hashes: the units shown in full."""
+        return "".join(f"\n{block}\n" for block in self._blocks(docs_shown))
+
+    def _blocks(self, docs_shown: int) -> list[str]:
+        return [self.unit_block(position) for position in range(min(docs_shown, self.size))]
+
+    def shown_blocks(self, docs_shown: int) -> dict[str, str]:
+        """The units shown in full, by label as recorded."""
+        shown = min(docs_shown, self.size)
+        return {
+            escape_line(unit.label): self.unit_block(position)
+            for position, unit in enumerate(self.rendered.units[:shown])
+        }
+
+    def position_of(self, label: str) -> int | None:
+        """A unit's position, by its label as recorded."""
+        for position, unit in enumerate(self.rendered.units):
+            if escape_line(unit.label) == label:
+                return position
+        return None
+
+    def unit_block(self, position: int) -> str:
+        """One unit in full: its fields, then each text exactly as sent."""
+        return unit_block(position, self.size, self.rendered.units[position])
+
+    def block_of(self, label: str) -> str | None:
+        """One unit in full by label; None when this run did not render it."""
+        position = self.position_of(label)
+        return self.unit_block(position) if position is not None else None
+
+
+def unit_block(position: int, total: int, unit: RenderedUnit) -> str:
+    """One unit as a snapshot (and `--evaltasks-show`) shows it."""
+    lines = [f"[doc {position + 1} of {total}] id={escape_line(unit.label)}"]
+    for key, value in unit.shown:
+        text = escape_line(value) if isinstance(value, str) else _shown_json(value)
+        lines.append(f"{escape_line(key)}: {text}")
+    for title, text in unit.texts:
+        lines.append(f"--- {escape_line(title)} ---")
+        lines.extend(quote_text(text))
+    lines.append("--- end ---")
+    return "\n".join(lines)
+
+
+def _shown_json(value: Any) -> str:
+    """A shown value as JSON; one JSON has no form for named by its type (the hash, not this
+    line, is what is compared)."""
+    try:
+        return file_json(value)
+    except (TypeError, ValueError):
+        return escape_line(f"<{type(value).__name__}>")
+
+
+def units_snapshot(
+    rendered: RenderedTask,
+    settings: RunSettings,
+    template: ChatTemplate | None = None,
+    root: Path | None = None,
+    hash_seed: int | None = None,
+    inputs: tuple[str, ...] = (),
+    label: str | None = None,
+) -> UnitsSnapshot:
+    """Fingerprint every unit of a rendered task; `inputs` are the project files it read,
+    relative to the root; `label` names the item (default: the task's name)."""
+    return UnitsSnapshot(rendered, settings, template, root, hash_seed, inputs, label)
