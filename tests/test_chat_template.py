@@ -1,16 +1,21 @@
 """Chat templates: loading, sandboxing, byte-identical output to transformers (README, step 6).
 
-Expected outputs for the real model templates in ../shared/chat_templates come from
-tests/data/chat_template_golden.json, written by tests/tools/make_chat_template_golden.py with
-transformers itself. When transformers is importable, `TestLiveOracle` also compares directly.
+Expected outputs come from golden files written by tests/tools/make_chat_template_golden.py with
+transformers itself: tests/data/chat_templates/golden.json for the templates this project wrote
+(tests/data/chat_templates/*.jinja, exercising the Jinja features real model templates use) and
+for the bundled ones, checked in every clone; tests/data/chat_template_golden.json for the 18
+real model templates in ../shared/chat_templates (or $EVALTASKS_SHARED_DIR), checked when that
+folder is present. When transformers is importable, every golden case is also rendered by it.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import os
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,9 +32,15 @@ from pytest_evaltasks.engine.chat_template import (
 )
 from pytest_evaltasks.errors import ChatTemplateError, EvalTaskError
 
-GOLDEN_PATH = Path(__file__).parent / "data" / "chat_template_golden.json"
+DATA_DIR = Path(__file__).parent / "data"
+OWN_DIR = DATA_DIR / "chat_templates"
+OWN_GOLDEN: dict[str, Any] = json.loads((OWN_DIR / "golden.json").read_text(encoding="utf-8"))
+OWN_CONVERSATIONS: dict[str, list[dict[str, Any]]] = OWN_GOLDEN["conversations"]
+GOLDEN_PATH = DATA_DIR / "chat_template_golden.json"
 GOLDEN: dict[str, Any] = json.loads(GOLDEN_PATH.read_text(encoding="utf-8"))
 CONVERSATIONS: dict[str, list[dict[str, str]]] = GOLDEN["conversations"]
+GOLDEN_TOOL = Path(__file__).parent / "tools" / "make_chat_template_golden.py"
+REGENERATE = f"rerun {GOLDEN_TOOL.relative_to(Path(__file__).parents[1])} with transformers"
 
 TWO_TURNS = [
     {"role": "system", "content": "Be brief."},
@@ -57,15 +68,25 @@ def flatten(source: str) -> str:
     return source.replace("    ", "").replace("\n", "")
 
 
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 @functools.cache
 def shared_source(file: str, flattened: bool) -> str:
     """A shared template's text, checked against the hash the golden file was made from."""
     source = (SHARED_TEMPLATES / file).read_text(encoding="utf-8")
-    digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
-    if digest != GOLDEN["template_sha256"][file]:
-        pytest.fail(
-            f"{file} changed since the golden file was made; rerun make_chat_template_golden.py"
-        )
+    if sha256(source) != GOLDEN["template_sha256"][file]:
+        pytest.fail(f"{file} changed since the golden file was made; {REGENERATE}")
+    return flatten(source) if flattened else source
+
+
+@functools.cache
+def own_source(file: str, flattened: bool) -> str:
+    """One of our templates, checked against the hash its golden cases were made from."""
+    source = (OWN_DIR / file).read_text(encoding="utf-8")
+    if sha256(source) != OWN_GOLDEN["template_sha256"].get(file):
+        pytest.fail(f"{OWN_DIR.name}/{file} changed since golden.json was made; {REGENERATE} --own")
     return flatten(source) if flattened else source
 
 
@@ -73,6 +94,11 @@ def case_id(case: dict[str, Any]) -> str:
     layout = "flat" if case["flattened"] else "raw"
     tokens = "tokens" if case["bos_token"] else "notokens"
     return f"{case['file'].removesuffix('.jinja')}-{layout}-{case['conversation']}-{tokens}"
+
+
+def outcome(case: dict[str, Any]) -> dict[str, str]:
+    """What transformers did in a golden case: its text, or the error it raised."""
+    return {key: case[key] for key in ("expected", "error", "error_type") if key in case}
 
 
 def render(source: str, messages: list[dict[str, str]], **tokens: str) -> str:
@@ -85,26 +111,206 @@ def write_json(path: Path, data: object) -> Path:
     return path
 
 
-# --- the 18 real model templates against transformers' output --------------------------------
+def check_case(
+    template: ChatTemplate, messages: list[dict[str, Any]], case: dict[str, Any]
+) -> None:
+    """Our rendering matches transformers' text, or fails where transformers raised.
 
-
-@needs_shared
-@pytest.mark.parametrize("case", GOLDEN["cases"], ids=case_id)
-def test_matches_transformers_golden(case: dict[str, Any]) -> None:
-    template = ChatTemplate(
-        name=case["file"],
-        source=shared_source(case["file"], case["flattened"]),
-        bos_token=case["bos_token"],
-        eos_token=case["eos_token"],
-    )
-    messages = CONVERSATIONS[case["conversation"]]
+    A template's own `raise_exception` words and Jinja's errors are quoted; the sandbox's
+    refusals are worded by each renderer, so only the refusal itself must agree.
+    """
     if "error" not in case:
         assert apply_chat_template(template, messages) == case["expected"]
         return
     with pytest.raises(ChatTemplateError) as excinfo:
         apply_chat_template(template, messages)
-    assert case["error"] in str(excinfo.value)
-    assert case["file"] in str(excinfo.value)
+    assert repr(template.name) in str(excinfo.value)
+    if case["error_type"] == "SecurityError":
+        assert "sandbox" in str(excinfo.value)
+    else:
+        assert case["error"] in str(excinfo.value)
+
+
+@pytest.fixture(scope="module")
+def live() -> Any:
+    """The golden tool, to render with transformers itself when it is importable, else None.
+
+    Every golden test then also checks that its recorded case is what transformers renders
+    today, so a golden file that went stale fails where transformers is installed (`tox -e
+    lighteval`, /work/venv-le). Without transformers, the golden files alone are the oracle: no
+    test skips for want of it.
+    """
+    try:
+        import tokenizers  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError:
+        return None
+    spec = importlib.util.spec_from_file_location("make_chat_template_golden", GOLDEN_TOOL)
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return tool
+
+
+def check_live(
+    live: Any, source: str, messages: list[dict[str, Any]], case: dict[str, Any]
+) -> None:
+    """Where transformers is importable, the golden case is what it renders now."""
+    if live is not None:
+        now = live.render(source, messages, case["bos_token"], case["eos_token"])
+        assert now == outcome(case), f"transformers renders otherwise today; {REGENERATE}"
+
+
+# --- our own templates (tests/data/chat_templates) against transformers' output ---------------
+
+FEATURES = {
+    "loop.first": r"loop\.first",
+    "loop.last": r"loop\.last",
+    "loop.index": r"loop\.index\b",
+    "loop.index0": r"loop\.index0",
+    "loop.length / revindex / previtem / cycle": r"loop\.(length|revindex|previtem|cycle)",
+    "system message special-cased": r"messages\[0\]\['role'\] == 'system'",
+    "messages[1:]": r"messages\[1:\]",
+    "raise_exception": r"raise_exception\(",
+    "namespace() counters": r"set \w+\.\w+ = \w+\.\w+ \+ 1",
+    "trim": r"\| trim",
+    "strip": r"\.strip\(\)",
+    "replace filter and method": r"\| replace\(.*\.replace\(|\.replace\(.*\| replace\(",
+    "upper / lower / capitalize / title": r"\| (upper|lower|capitalize|title)",
+    "tojson": r"\| tojson\b",
+    "tojson arguments": r"tojson\((indent=|4\)|sort_keys=|separators=)",
+    "bos_token / eos_token": r"bos_token.*|eos_token",
+    "add_generation_prompt": r"add_generation_prompt",
+    "macros and call blocks": r"{% macro .*{% call ",
+    "generation tag": r"{%-? generation -?%}",
+    "strftime_now": r"strftime_now\(",
+    "content is string": r"is string",
+    "whitespace control": r"{%-.*-%}|{{-.*-}}",
+    "tool role and tool_calls": r"role == 'tool'.*tool_calls|tool_calls.*role == 'tool'",
+    "tools variable": r"if tools",
+    "is defined / default": r"is (not )?defined|\| default\(",
+    "loop controls": r"{% (break|continue) %}",
+    "selectattr / map / join": r"selectattr\(.*\| map\(.*\| join",
+    "string slicing and % formatting": r"\[:\d+\].*|% \(",
+    "dict and namespace globals": r"dict\(.*namespace\(|namespace\(.*dict\(",
+}
+"""The Jinja features real model templates use, each in at least one of our templates."""
+
+
+@pytest.mark.parametrize("case", OWN_GOLDEN["cases"], ids=case_id)
+def test_own_template_matches_transformers_golden(case: dict[str, Any], live: Any) -> None:
+    source = own_source(case["file"], case["flattened"])
+    messages = OWN_CONVERSATIONS[case["conversation"]]
+    template = ChatTemplate(case["file"], source, case["bos_token"], case["eos_token"])
+    check_case(template, messages, case)
+    check_live(live, source, messages, case)
+
+
+def test_own_golden_covers_every_template_feature_and_error() -> None:
+    """Every template in the folder has golden cases; together they exercise every feature."""
+    files = sorted(path.name for path in OWN_DIR.glob("*.jinja"))
+    assert files == sorted(OWN_GOLDEN["template_sha256"]), (
+        f"templates added or removed: {REGENERATE}"
+    )
+    assert {case["file"] for case in OWN_GOLDEN["cases"]} == set(files)
+    sources = [(OWN_DIR / file).read_text(encoding="utf-8") for file in files]
+    missing = [
+        name
+        for name, pattern in FEATURES.items()
+        if not any(re.search(pattern, source, re.DOTALL) for source in sources)
+    ]
+    assert not missing, f"no template of ours uses: {missing}"
+    assert {case["flattened"] for case in OWN_GOLDEN["cases"]} == {False, True}
+    assert {case["bos_token"] for case in OWN_GOLDEN["cases"]} == {"<s>", ""}
+    errors = {case["error_type"] for case in OWN_GOLDEN["cases"] if "error" in case}
+    assert errors == {"TemplateError", "TypeError", "UndefinedError", "SecurityError"}
+    assert set(OWN_CONVERSATIONS) >= set(CONVERSATIONS)
+    # Each template renders some conversation, and the flattened layout changes some outputs.
+    rendered = {case["file"] for case in OWN_GOLDEN["cases"] if "expected" in case}
+    assert rendered == set(files)
+    by_layout = {
+        (case["file"], case["conversation"], case["bos_token"], case["flattened"]): case
+        for case in OWN_GOLDEN["cases"]
+    }
+    assert any(
+        case.get("expected") != by_layout[(*key[:3], True)].get("expected")
+        for key, case in by_layout.items()
+        if not key[3] and (*key[:3], True) in by_layout
+    )
+
+
+@pytest.mark.parametrize(
+    "case",
+    OWN_GOLDEN["bundled_cases"],
+    ids=lambda case: f"{case['name']}-{case['conversation']}",
+)
+def test_bundled_template_matches_transformers_golden(case: dict[str, Any], live: Any) -> None:
+    template = load_chat_template(case["name"])
+    if sha256(template.source) != OWN_GOLDEN["bundled_sha256"][case["name"]]:
+        pytest.fail(
+            f"bundled template {case['name']} changed since golden.json; {REGENERATE} --own"
+        )
+    assert (template.bos_token, template.eos_token) == (case["bos_token"], case["eos_token"])
+    messages = OWN_CONVERSATIONS[case["conversation"]]
+    check_case(template, messages, case)
+    check_live(live, template.source, messages, case)
+
+
+def test_golden_lists_every_bundled_template() -> None:
+    assert sorted(OWN_GOLDEN["bundled_sha256"]) == bundled_templates()
+
+
+def test_tokenizer_config_loads_as_from_pretrained_does(tmp_path: Path, live: Any) -> None:
+    """Our loader picks the template and tokens transformers' from_pretrained picks."""
+    recorded = OWN_GOLDEN["tokenizer_config"]
+    template = load_chat_template(
+        write_json(tmp_path / "tokenizer_config.json", recorded["config"])
+    )
+    assert (template.bos_token, template.eos_token) == ("<B>", "<E>")
+    for case in recorded["cases"]:
+        messages = OWN_CONVERSATIONS[case["conversation"]]
+        assert apply_chat_template(template, messages) == case["expected"], case["conversation"]
+    if live is not None:
+        assert recorded["config"] == live.TOKENIZER_CONFIG, REGENERATE
+        assert live.from_pretrained_cases(OWN_CONVERSATIONS) == recorded["cases"], REGENERATE
+
+
+# --- the 18 real model templates in ../shared, an extra check when present --------------------
+
+
+def compare_live(live: Any, template: ChatTemplate, messages: list[dict[str, Any]]) -> None:
+    """Our rendering against transformers' for a case no golden file records."""
+    now = live.render(template.source, messages, template.bos_token, template.eos_token)
+    if "expected" in now:
+        assert apply_chat_template(template, messages) == now["expected"]
+        return
+    with pytest.raises(ChatTemplateError) as excinfo:
+        apply_chat_template(template, messages)
+    if now["error_type"] == "TemplateError":  # raise_exception: the template's own words
+        assert now["error"] in str(excinfo.value)
+
+
+@needs_shared
+@pytest.mark.parametrize("file", sorted(GOLDEN["template_sha256"]))
+def test_shared_template_matches_transformers_golden(file: str, live: Any) -> None:
+    """Every golden case of one shared template (raw and flat, conversations, tokens)."""
+    failures: list[str] = []
+    for case in (case for case in GOLDEN["cases"] if case["file"] == file):
+        source = shared_source(file, case["flattened"])
+        template = ChatTemplate(file, source, case["bos_token"], case["eos_token"])
+        messages = CONVERSATIONS[case["conversation"]]
+        try:
+            check_case(template, messages, case)
+            check_live(live, source, messages, case)
+        except (AssertionError, pytest.fail.Exception) as exc:
+            failures.append(f"{case_id(case)}: {exc}")
+    assert not failures, "\n".join(failures)
+    if live is not None:  # a third pair of tokens, which the golden file does not record
+        for flattened in (False, True):
+            source = shared_source(file, flattened)
+            for messages in CONVERSATIONS.values():
+                template = ChatTemplate(file, source, "<|begin_of_text|>", "<|eot_id|>")
+                compare_live(live, template, messages)
 
 
 def test_golden_covers_templates_and_errors() -> None:
@@ -125,26 +331,27 @@ def test_shared_template_loads_from_jinja_path() -> None:
 
 
 @needs_shared
-@pytest.mark.parametrize(
-    "file", ["mistral-instruct.jinja", "zephyr.jinja", "qwen2.5-instruct.jinja"]
-)
-def test_shared_template_via_tokenizer_config_matches_golden(file: str, tmp_path: Path) -> None:
+def test_shared_template_via_tokenizer_config_matches_golden(tmp_path: Path) -> None:
     """The usual real-world route: a flattened template pasted into tokenizer_config.json."""
-    config = {
-        "chat_template": shared_source(file, flattened=True),
-        "bos_token": {"__type": "AddedToken", "content": "<s>", "lstrip": False},
-        "eos_token": "</s>",
-    }
-    template = load_chat_template(write_json(tmp_path / "tokenizer_config.json", config))
-    (case,) = [
-        case
-        for case in GOLDEN["cases"]
-        if case["file"] == file
-        and case["flattened"]
-        and case["conversation"] == "system_fewshot"
-        and case["bos_token"] == "<s>"
-    ]
-    assert apply_chat_template(template, CONVERSATIONS["system_fewshot"]) == case["expected"]
+    for file in ["mistral-instruct.jinja", "zephyr.jinja", "qwen2.5-instruct.jinja"]:
+        config = {
+            "chat_template": shared_source(file, flattened=True),
+            "bos_token": {"__type": "AddedToken", "content": "<s>", "lstrip": False},
+            "eos_token": "</s>",
+        }
+        folder = tmp_path / file
+        folder.mkdir()
+        template = load_chat_template(write_json(folder / "tokenizer_config.json", config))
+        (case,) = [
+            case
+            for case in GOLDEN["cases"]
+            if case["file"] == file
+            and case["flattened"]
+            and case["conversation"] == "system_fewshot"
+            and case["bos_token"] == "<s>"
+        ]
+        rendered = apply_chat_template(template, CONVERSATIONS["system_fewshot"])
+        assert rendered == case["expected"], file
 
 
 # --- bundled templates -------------------------------------------------------------------------
@@ -458,113 +665,3 @@ def test_sandbox_escape_fails_safely(source: str, tmp_path: Path) -> None:
 def test_huge_range_is_refused() -> None:
     with pytest.raises(ChatTemplateError):
         render("{% for i in range(10 ** 9) %}x{% endfor %}", TWO_TURNS)
-
-
-# --- live oracle: transformers itself, when installed -----------------------------------------
-
-TOOL_SOURCES = {
-    "tojson_variants": "{{ messages | tojson }}|{{ messages | tojson(4) }}|"
-    "{{ messages | tojson(indent=2, sort_keys=true) }}|"
-    "{{ messages | tojson(separators=(',', ':')) }}",
-    "loopcontrols": "{% for m in messages %}{% if loop.index > 2 %}{% break %}{% endif %}"
-    "{{ m.role }}:{{ m.content }}\n{% endfor %}",
-    "generation": "{% for m in messages %}{% generation %}{{ m.content }}{% endgeneration %}"
-    "{% endfor %}",
-    "variables": "{{ bos_token }}{{ eos_token }}{{ add_generation_prompt }}{{ tools is none }}",
-    "raise": "{{ raise_exception('nope: ' + messages[0].role) }}",
-    "namespace_private": "{% set ns = namespace(_x=1) %}{{ ns }}",
-}
-
-
-@pytest.fixture(scope="module")
-def oracle() -> Any:
-    """transformers' apply_chat_template on a minimal fast tokenizer, as the golden script uses."""
-    pytest.importorskip("transformers")
-    tokenizers = pytest.importorskip("tokenizers")
-    from transformers import PreTrainedTokenizerFast
-
-    def apply(source: str, messages: list[dict[str, str]], bos: str, eos: str) -> str:
-        backend = tokenizers.Tokenizer(tokenizers.models.WordLevel({"<unk>": 0}, unk_token="<unk>"))
-        tokenizer = PreTrainedTokenizerFast(
-            tokenizer_object=backend,
-            chat_template=source,
-            bos_token=bos or None,
-            eos_token=eos or None,
-        )
-        extra = {name: "" for name, value in (("bos_token", bos), ("eos_token", eos)) if not value}
-        return str(
-            tokenizer.apply_chat_template(
-                messages, tokenize=False, add_generation_prompt=True, **extra
-            )
-        )
-
-    return apply
-
-
-class TestLiveOracle:
-    """Compare with transformers' apply_chat_template directly, when it is importable."""
-
-    @staticmethod
-    def compare(oracle: Any, template: ChatTemplate, messages: list[dict[str, str]]) -> None:
-        try:
-            expected = oracle(template.source, messages, template.bos_token, template.eos_token)
-        except Exception as exc:
-            with pytest.raises(ChatTemplateError) as excinfo:
-                apply_chat_template(template, messages)
-            if type(exc) is jinja2.TemplateError:  # raise_exception: the template's own words
-                assert str(exc) in str(excinfo.value)
-            return
-        assert apply_chat_template(template, messages) == expected
-
-    @needs_shared
-    @pytest.mark.parametrize("flattened", [False, True], ids=["raw", "flat"])
-    @pytest.mark.parametrize("file", sorted(GOLDEN["template_sha256"]))
-    def test_shared_templates(self, oracle: Any, file: str, flattened: bool) -> None:
-        source = shared_source(file, flattened)
-        for bos, eos in [("<s>", "</s>"), ("", ""), ("<|begin_of_text|>", "<|eot_id|>")]:
-            for messages in CONVERSATIONS.values():
-                self.compare(oracle, ChatTemplate(file, source, bos, eos), messages)
-
-    @pytest.mark.parametrize("name", ["chatml", "llama3"])
-    def test_bundled_templates(self, oracle: Any, name: str) -> None:
-        for messages in [*CONVERSATIONS.values(), TWO_TURNS]:
-            self.compare(oracle, load_chat_template(name), messages)
-
-    @pytest.mark.parametrize("source", TOOL_SOURCES.values(), ids=TOOL_SOURCES.keys())
-    def test_environment_features(self, oracle: Any, source: str) -> None:
-        for messages in [TWO_TURNS, CONVERSATIONS["markup"], CONVERSATIONS["unicode"]]:
-            self.compare(oracle, ChatTemplate("inline", source, "<s>", "</s>"), messages)
-
-    def test_tokenizer_config_loading(self, oracle: Any, tmp_path: Path) -> None:
-        """Our loader picks the template and tokens transformers' from_pretrained picks."""
-        import tokenizers
-        from transformers import PreTrainedTokenizerFast
-
-        backend = tokenizers.Tokenizer(tokenizers.models.WordLevel({"<unk>": 0}, unk_token="<unk>"))
-        backend.save(str(tmp_path / "tokenizer.json"))
-        config = {
-            "tokenizer_class": "PreTrainedTokenizerFast",
-            "bos_token": {
-                "__type": "AddedToken",
-                "content": "<B>",
-                "lstrip": False,
-                "normalized": False,
-                "rstrip": False,
-                "single_word": False,
-            },
-            "eos_token": "<E>",
-            "chat_template": [
-                {"name": "rag", "template": "RAG"},
-                {
-                    "name": "default",
-                    "template": "{{ bos_token }}{% for m in messages %}"
-                    "{{ m.role }}={{ m.content }}{{ eos_token }}{% endfor %}",
-                },
-            ],
-        }
-        write_json(tmp_path / "tokenizer_config.json", config)
-        reference = PreTrainedTokenizerFast.from_pretrained(str(tmp_path))
-        expected = reference.apply_chat_template(
-            TWO_TURNS, tokenize=False, add_generation_prompt=True
-        )
-        assert apply_chat_template(load_chat_template(tmp_path), TWO_TURNS) == expected
