@@ -31,6 +31,21 @@ REASONS = (
 )
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """`-n N` lets an idle worker take tests queued for a busy one (xdist's `worksteal`).
+
+    xdist's default `load` schedule sends each worker a large batch ahead: the plugin's end-to-end
+    tests, collected first, then land on one worker while the other finishes its quick tests and
+    idles. Any `--dist` other than `load` is left as asked.
+    """
+    if config.getoption("dist") != "load":
+        return None
+    from xdist.scheduler import WorkStealingScheduling
+
+    return WorkStealingScheduling(config, log)  # type: ignore[arg-type]
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Name the reasons for skipped tests in one line."""
     skipped = terminalreporter.stats.get("skipped", [])

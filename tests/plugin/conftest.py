@@ -2,12 +2,26 @@
 
 Every test builds a small project inside pytester's directory: a `tasks/` directory holding
 task modules with a `TASKS_TABLE`, local data under `tasks/data/<repo>/<subset>/<split>.jsonl`,
-and runs `pytest --evaltasks ...` in a subprocess, the way a user runs it.
+and runs `pytest --evaltasks ...` there, the way a user runs it.
+
+`EvalProject.run` runs pytest in this process (pytester's in-process run: a fresh config and
+session, sys.modules and sys.path restored afterwards), which saves the start-up of an
+interpreter per run. A test that needs a fresh interpreter says so with the `subprocess` marker
+(on the test or its module) or `run(..., subprocess=True)`: environment variables read only at
+start-up or import (PYTHONHASHSEED, HF_*), processes that kill themselves, resource limits,
+memory peaks, nested xdist runs. EVALTASKS_TEST_SUBPROCESS=1 runs every test in a subprocess,
+to compare the two modes.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import importlib.util
 import json
+import os
+import pkgutil
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +75,21 @@ DEFAULT_TASKS = (
 UNRELATED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:anyio")
 """Installed in this venv but unrelated to ours; importing them doubles each run's startup."""
 
+SUBPROCESS_ALWAYS = os.environ.get("EVALTASKS_TEST_SUBPROCESS", "") not in ("", "0")
+
+KEPT_IMPORTS = ("pytest_evaltasks", "syrupy", "jinja2", "pydantic", "pydantic_core", "numpy")
+"""Imported once, before pytester snapshots sys.modules, so in-process runs never drop them:
+pytester removes whatever a run imported, and numpy (for one) cannot be imported twice in a
+process. Task modules and their helpers live in each test's own folder and are dropped."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "subprocess: run this test's `project.run` calls in a fresh interpreter, not in process",
+    )
+
+
 EVAL_ROWS = [{"q": f"question {i} \u00bfqu\u00e9?", "label": i % 2} for i in range(6)]
 TRAIN_ROWS = [{"q": f"train {i}", "label": i % 2} for i in range(5)]
 
@@ -70,6 +99,8 @@ class EvalProject:
     """A throwaway project in pytester's directory, with helpers to edit and run it."""
 
     pytester: pytest.Pytester
+    subprocess: bool = False
+    """Whether `run` starts a fresh interpreter by default (the test's `subprocess` marker)."""
 
     @property
     def root(self) -> Path:
@@ -116,9 +147,13 @@ class EvalProject:
         path.write_text(text, encoding="utf-8")
         return path
 
-    def run(self, *args: str) -> pytest.RunResult:
-        """`pytest ARGS` in a fresh interpreter, started in the project directory."""
-        return self.pytester.runpytest_subprocess(*UNRELATED_PLUGINS, *args)
+    def run(self, *args: str, subprocess: bool | None = None) -> pytest.RunResult:
+        """`pytest ARGS` started in the project directory: in this process, or in a fresh
+        interpreter with `subprocess=True` (default: the test's `subprocess` marker)."""
+        fresh = self.subprocess if subprocess is None else subprocess
+        if fresh or SUBPROCESS_ALWAYS:
+            return self.pytester.runpytest_subprocess(*UNRELATED_PLUGINS, *args)
+        return self.pytester.runpytest_inprocess(*UNRELATED_PLUGINS, *args)
 
     def snapshot(self, key: str, directory: Path | None = None) -> Path:
         """Where the snapshot of item `key` (e.g. `mytask:sub|0`) lives."""
@@ -142,13 +177,36 @@ class EvalProject:
         return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
 
 
+@pytest.fixture(scope="session")
+def kept_imports() -> None:
+    """Import what in-process runs use before any pytester snapshot of sys.modules is taken
+    (a session fixture is set up before the function-scoped pytester)."""
+    for name in KEPT_IMPORTS:
+        if importlib.util.find_spec(name) is None:
+            continue
+        package = importlib.import_module(name)
+        if name not in ("pytest_evaltasks", "syrupy"):
+            continue
+        for module in pkgutil.walk_packages(package.__path__, f"{name}."):
+            # An adapter for an optional dependency that is absent stays unimported.
+            with contextlib.suppress(ImportError):
+                importlib.import_module(module.name)
+
+
 @pytest.fixture
-def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> EvalProject:
+def project(
+    kept_imports: None,
+    pytester: pytest.Pytester,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> EvalProject:
     """The default project: tasks `mytask:sub`, `mytask:other`, `solo` over 6 eval rows."""
     # Tests rewrite task files within a second, sometimes keeping their size (`version=0` ->
-    # `version=1`); a cached .pyc would then hide the edit (see test_version_gate).
+    # `version=1`); a cached .pyc would then hide the edit (see test_version_gate). The
+    # variable covers subprocesses, the flag runs in this process.
     monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
-    evalproject = EvalProject(pytester)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    evalproject = EvalProject(pytester, request.node.get_closest_marker("subprocess") is not None)
     evalproject.write_data("demo", "main", "test", EVAL_ROWS)
     evalproject.write_data("demo", "main", "train", TRAIN_ROWS)
     evalproject.write_tasks()

@@ -13,6 +13,9 @@ import pytest
 if TYPE_CHECKING:
     from conftest import EvalProject
 
+# The runs under test kill themselves, or are killed: never this process.
+pytestmark = pytest.mark.subprocess
+
 SPEC = "mytask:sub,mytask:other,solo"
 KEYS = ("mytask:sub|0", "mytask:other|0", "solo|0")
 BUMPED = (

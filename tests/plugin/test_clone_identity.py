@@ -19,6 +19,9 @@ import pytest
 if TYPE_CHECKING:
     from conftest import EvalProject
 
+# Each run is started under its own PYTHONHASHSEED, which only a new interpreter takes.
+pytestmark = pytest.mark.subprocess
+
 HELPERS = '''\
 """A helper module (never a task module: the leading `_`), imported relatively."""
 

@@ -181,6 +181,7 @@ TUPLE_PROMPT = """\
             "CHOICES = list\nGOLD = int",
             "import numpy\nCHOICES = list\nGOLD = numpy.int64",
             id="numpy-gold",
+            marks=pytest.mark.subprocess,  # numpy first imported by the task, as in a user's run
         ),
     ],
 )

@@ -253,6 +253,7 @@ IMPORT_TIME_RANDOM = """\
     return Doc(query=f"{PREFIX}{row['q']} {NOISE}", choices=[" yes"], gold_index=0)"""
 
 
+@pytest.mark.subprocess  # PYTHONHASHSEED is read when an interpreter starts
 def test_a_hash_seed_dependent_task_passes_under_any_hash_seed(
     project: EvalProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -187,6 +187,7 @@ def test_a_chat_template_file_is_recorded_relative_to_the_root(project: EvalProj
     again.assert_outcomes(passed=1)  # typed differently, recorded the same
 
 
+@pytest.mark.subprocess  # the peak memory of a process of its own
 def test_memory_does_not_grow_with_a_prompt_functions_cyclic_garbage(
     project: EvalProject,
 ) -> None:

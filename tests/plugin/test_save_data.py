@@ -17,6 +17,9 @@ import pytest
 if TYPE_CHECKING:
     from conftest import EvalProject
 
+# `datasets` reads HF_* when it is imported: each run needs a fresh interpreter.
+pytestmark = pytest.mark.subprocess
+
 
 def rows(prefix: str, count: int) -> list[dict[str, object]]:
     return [{"q": f"{prefix} {i}", "label": i % 2} for i in range(count)]
