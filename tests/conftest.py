@@ -31,6 +31,19 @@ REASONS = (
 )
 
 
+CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_BASE_REF", "GITHUB_HEAD_REF")
+"""Variables a CI provider sets that change the plugin's decisions (a changed-only run's default
+revision, where the report goes)."""
+
+
+@pytest.fixture(autouse=True)
+def outside_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts as on a developer's machine, whether or not the suite itself runs in CI;
+    a test of CI behaviour sets the variables it needs."""
+    for name in CI_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """`-n N` lets an idle worker take tests queued for a busy one (xdist's `worksteal`).
