@@ -320,7 +320,7 @@ def test_an_unreadable_base_is_named_and_the_working_copy_still_judged(project: 
 
 def _format_2(built: BuiltSnapshot) -> str:
     """The file format 2 wrote for this build (its hashing and header kept in format_v2)."""
-    text = layout(built.facts_in(2), 3, [built.doc_block(p) for p in range(3)])
+    text = layout(built.facts_in(2), 3, [built.block(p) for p in range(3)])
     return text.replace("snapshot, format 3", "snapshot, format 2")
 
 

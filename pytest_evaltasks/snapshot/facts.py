@@ -172,7 +172,54 @@ def content_fingerprint(facts: SnapshotFacts) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class BuiltSnapshot:
+class LaidOut:
+    """What a fingerprinted run lays out on demand: the file's text and the docs shown in
+    full. A subclass says how many docs it has, their labels, and how one doc is shown."""
+
+    facts: SnapshotFacts
+
+    @property
+    def size(self) -> int:
+        """Docs (or units) rendered."""
+        raise NotImplementedError
+
+    def label(self, position: int) -> str:
+        """The label, as recorded, of the doc (or unit) at `position`."""
+        raise NotImplementedError
+
+    def block(self, position: int) -> str:
+        """One doc (or unit) in full."""
+        raise NotImplementedError
+
+    def text(self, docs_shown: int) -> str:
+        """The whole file, with the first `docs_shown` docs in full."""
+        from .layout import layout
+
+        return layout(self.facts, docs_shown, self._blocks(docs_shown))
+
+    def shown_text(self, docs_shown: int) -> str:
+        """The part of the file after the doc hashes: the docs shown in full."""
+        return "".join(f"\n{block}\n" for block in self._blocks(docs_shown))
+
+    def _blocks(self, docs_shown: int) -> list[str]:
+        return [self.block(position) for position in range(min(docs_shown, self.size))]
+
+    def shown_blocks(self, docs_shown: int) -> dict[str, str]:
+        """The docs shown in full, by label as recorded."""
+        shown = range(min(docs_shown, self.size))
+        return {self.label(position): self.block(position) for position in shown}
+
+    def position_of(self, label: str) -> int | None:
+        """A doc's position in evaluation order, by its label as recorded."""
+        return next((p for p in range(self.size) if self.label(p) == label), None)
+
+    def block_of(self, label: str) -> str | None:
+        """One doc in full by label; None when this run did not render it."""
+        position = self.position_of(label)
+        return self.block(position) if position is not None else None
+
+
+class BuiltSnapshot(LaidOut):
     """One task run, fingerprinted; its text is laid out on demand."""
 
     def __init__(
@@ -238,45 +285,16 @@ class BuiltSnapshot:
             hashes=dict(sorted(hashes.items(), key=lambda item: label_key(item[0]))),
         )
 
-    def text(self, docs_shown: int) -> str:
-        """The whole file, with the first `docs_shown` docs in full."""
-        from .layout import layout
+    def label(self, position: int) -> str:
+        """The doc's label as recorded."""
+        return escape_line(self.result.docs[position][0])
 
-        return layout(self.facts, docs_shown, self._blocks(docs_shown))
-
-    def shown_text(self, docs_shown: int) -> str:
-        """The part of the file after the doc hashes: the docs shown in full."""
-        return "".join(f"\n{block}\n" for block in self._blocks(docs_shown))
-
-    def _blocks(self, docs_shown: int) -> list[str]:
-        return [self.doc_block(position) for position in range(min(docs_shown, self.size))]
-
-    def shown_blocks(self, docs_shown: int) -> dict[str, str]:
-        """The docs shown in full, by label as recorded."""
-        shown = min(docs_shown, self.size)
-        return {
-            escape_line(label): self.doc_block(position)
-            for position, (label, _) in enumerate(self.result.docs[:shown])
-        }
-
-    def position_of(self, label: str) -> int | None:
-        """A doc's position in evaluation order, by its label as recorded."""
-        for position, (candidate, _) in enumerate(self.result.docs):
-            if escape_line(candidate) == label:
-                return position
-        return None
-
-    def doc_block(self, position: int) -> str:
+    def block(self, position: int) -> str:
         """One doc in full: ids, the prompt exactly as sent, choices and golds."""
         from .layout import doc_block
 
         label, doc = self.result.docs[position]
         return doc_block(position, self.size, label, doc, self.settings, self.template)
-
-    def block_of(self, label: str) -> str | None:
-        """One doc in full by label; None when this run did not render it."""
-        position = self.position_of(label)
-        return self.doc_block(position) if position is not None else None
 
 
 def build_snapshot(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UnrecordableValueError
 from .canonical import UnencodableValue, canonical, typed_keys
-from .facts import FORMAT_VERSION, SnapshotFacts, _with_hash_seed, label_key, value_summary
+from .facts import FORMAT_VERSION, LaidOut, SnapshotFacts, _with_hash_seed, label_key, value_summary
 from .fingerprint import DIGEST_SIZE
 from .identity import UnidentifiableValue, relative_path_text
 from .line_text import escape_line, file_json, quote_text
@@ -63,7 +63,7 @@ def _plain(value: Any, root: Path | None, path: str) -> Any:
     return f"<{value_summary(value, root, path)}>"
 
 
-class UnitsSnapshot:
+class UnitsSnapshot(LaidOut):
     """One rendered task, fingerprinted; its text laid out on demand (a `check.Built`)."""
 
     def __init__(
@@ -128,42 +128,13 @@ class UnitsSnapshot:
         """The facts (rendered units were first recorded in format 3: no older form)."""
         return self.facts
 
-    def text(self, docs_shown: int) -> str:
-        """The whole file, with the first `docs_shown` units in full."""
-        from .layout import layout
+    def label(self, position: int) -> str:
+        """The unit's label as recorded."""
+        return escape_line(self.rendered.units[position].label)
 
-        return layout(self.facts, docs_shown, self._blocks(docs_shown))
-
-    def shown_text(self, docs_shown: int) -> str:
-        """The part of the file after the doc hashes: the units shown in full."""
-        return "".join(f"\n{block}\n" for block in self._blocks(docs_shown))
-
-    def _blocks(self, docs_shown: int) -> list[str]:
-        return [self.unit_block(position) for position in range(min(docs_shown, self.size))]
-
-    def shown_blocks(self, docs_shown: int) -> dict[str, str]:
-        """The units shown in full, by label as recorded."""
-        shown = min(docs_shown, self.size)
-        return {
-            escape_line(unit.label): self.unit_block(position)
-            for position, unit in enumerate(self.rendered.units[:shown])
-        }
-
-    def position_of(self, label: str) -> int | None:
-        """A unit's position, by its label as recorded."""
-        for position, unit in enumerate(self.rendered.units):
-            if escape_line(unit.label) == label:
-                return position
-        return None
-
-    def unit_block(self, position: int) -> str:
+    def block(self, position: int) -> str:
         """One unit in full: its fields, then each text exactly as sent."""
         return unit_block(position, self.size, self.rendered.units[position])
-
-    def block_of(self, label: str) -> str | None:
-        """One unit in full by label; None when this run did not render it."""
-        position = self.position_of(label)
-        return self.unit_block(position) if position is not None else None
 
 
 def unit_block(position: int, total: int, unit: RenderedUnit) -> str:
