@@ -689,6 +689,33 @@ def test_what_datasets_refuses_is_an_error_naming_file_and_line(
     assert "line 1 column" not in message  # no internal position of the joined text
 
 
+@pytest.mark.parametrize("chunk", [1, 7, 40, 1 << 21])
+def test_json_lines_read_in_chunks_give_the_rows_and_errors_of_one_reading(
+    chunk: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large `.jsonl` file is parsed a chunk of lines at a time: the rows, their typing
+    (which looks at whole columns) and the line an error names do not depend on where the
+    chunks end."""
+    from pytest_evaltasks.engine import local_files
+
+    monkeypatch.setattr(local_files, "CHUNK_CHARS", chunk)
+    lines = [json.dumps({"q": f"row {i}", "n": i if i % 5 else i + 0.5}) for i in range(30)]
+    text = "\ufeff\n" + "\n".join(lines[:12]) + "\n  \n" + "\n".join(lines[12:]) + "\n\n"
+    path = tmp_path / "data" / "org/ds/default" / "validation.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    rows = local_rows(tmp_path / "data")
+    assert rows == [json.loads(line) for line in lines]
+    assert {type(row["n"]) for row in rows} == {float}  # ints promoted across every chunk
+    bad = text.replace(lines[20], '{"q": "x\\ud800"}').replace(lines[25], '{"q": oops}')
+    path.write_text(bad, encoding="utf-8")
+    with pytest.raises(DatasetError, match=":28:7: invalid JSON Lines"):  # before the surrogate
+        local_rows(tmp_path / "data")
+    path.write_text(bad.replace('{"q": oops}', lines[25]), encoding="utf-8")
+    with pytest.raises(DatasetError, match=":23: the row holds a lone surrogate"):
+        local_rows(tmp_path / "data")
+
+
 def test_an_empty_split_file_says_so(tmp_path: Path) -> None:
     data = tmp_path / "data"
     (data / "org/ds/default").mkdir(parents=True)
@@ -730,14 +757,20 @@ def test_an_unreadable_data_file_or_folder_is_a_data_error(
 ) -> None:
     """chmod does not stop root (CI runs as root), so the refusal itself is simulated."""
     path = write_jsonl(tmp_path / "data/org/ds/default/validation.jsonl", [{"q": "a"}])
-    real_read_text = Path.read_text
+    real_read_text, real_open = Path.read_text, Path.open
 
     def refuse(self: Path, *args: Any, **kwargs: Any) -> str:
         if self == path:
             raise PermissionError(13, "Permission denied", str(self))
         return real_read_text(self, *args, **kwargs)
 
+    def refuse_open(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)
+
     monkeypatch.setattr(Path, "read_text", refuse)
+    monkeypatch.setattr(Path, "open", refuse_open)
     with pytest.raises(DatasetError, match="permission denied; make the file readable"):
         local_rows(tmp_path / "data")
     monkeypatch.undo()

@@ -56,51 +56,70 @@ def _read_json_file(path: Path) -> list[Row]:
     """A `.jsonl` or `.json` file: JSON Lines, a JSON array of rows, or one object.
 
     As `datasets` does, a `.json` file may hold JSON Lines, and a UTF-8 byte-order mark is
-    skipped.
+    skipped. A `.jsonl` file is read in chunks of lines, so its text is never in memory whole.
     """
+    if path.suffix != ".json":
+        with path.open(encoding="utf-8-sig") as stream:  # newlines as `read_text` gives them
+            return _json_lines(path, iter(lambda: stream.readlines(CHUNK_CHARS), []))
     text = path.read_text(encoding="utf-8-sig")
-    if path.suffix == ".json":
-        stripped = text.lstrip()
-        if stripped.startswith("["):
-            return _array_rows(path, text)
-        try:
-            data = json.loads(text, object_pairs_hook=_unique_keys)
-        except json.JSONDecodeError:
-            pass  # JSON Lines in a `.json` file, read below
-        except _DuplicateKey as exc:
-            raise DatasetError(f"{path}: {exc}") from None
-        else:
-            if isinstance(data, dict):
-                return [_checked_row(path, 1, data)]
-            raise DatasetError(f"{path}: expected a JSON array of row objects (or one object)")
-    return _json_lines(path, text)
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        return _array_rows(path, text)
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError:
+        pass  # JSON Lines in a `.json` file, read below
+    except _DuplicateKey as exc:
+        raise DatasetError(f"{path}: {exc}") from None
+    else:
+        if isinstance(data, dict):
+            return [_checked_row(path, 1, data)]
+        raise DatasetError(f"{path}: expected a JSON array of row objects (or one object)")
+    lines = text.split("\n")
+    del text
+    return _json_lines(path, iter([lines]))
 
 
-def _json_lines(path: Path, text: str) -> list[Row]:
-    """JSON Lines, parsed by one `json.loads` over the whole file; on failure, line by line.
+CHUNK_CHARS = 1 << 21
+"""Characters of JSON Lines parsed by one `json.loads` (about 2 MB of text)."""
+
+
+def _json_lines(path: Path, chunks: Iterator[list[str]]) -> list[Row]:
+    """JSON Lines, one `json.loads` per chunk of lines; a chunk that fails, line by line.
 
     Lines are separated by `\\n` only, as in JSON Lines and Arrow's reader: `str.splitlines`
     would also split at U+2028, U+0085 and friends, which may appear raw inside JSON strings.
-    A raw newline cannot occur inside a JSON value, so turning every `\\n` into `,` yields one
-    array with the same rows, unless a line holds two values (`{...}, {...}`), which the count
-    of rows then shows; that file, and any invalid one, takes the line-by-line path, which
-    names the offending line.
+    A raw newline cannot occur inside a JSON value, so joining a chunk's lines with `,` yields
+    one array with the same rows, unless a line holds two values (`{...}, {...}`), which the
+    count of rows then shows, or is blank; that chunk, and any invalid one, takes the
+    line-by-line path, which skips blank lines and names the offending line. Lone surrogate
+    escapes are looked for once every line has parsed, so a file with both problems names the
+    invalid line, as a line-by-line reading of the whole file would.
     """
-    body = text.strip()
-    if not body:
-        return []
-    lines = body.count("\n") + 1
-    joined = "[" + body.replace("\n", ",") + "]"
-    del body  # at most two copies of a large file's text are alive at once
-    try:
-        rows: list[Any] = json.loads(joined, object_pairs_hook=_unique_keys)
-    except (json.JSONDecodeError, _DuplicateKey):
-        rows = []
-    del joined
-    if len(rows) != lines or not all(type(row) is dict for row in rows):
-        rows = [_parse_line(path, number, line) for number, line in _numbered(text)]
-    if _SURROGATE_ESCAPE.search(text):
-        for number, row in zip((n for n, _ in _numbered(text)), rows, strict=True):
+    rows: list[Row] = []
+    escapes: list[tuple[int, int, int, list[str]]] = []
+    first = 1
+    for lines in chunks:
+        joined = f"[{','.join(lines)}]"
+        try:
+            parsed: list[Any] = json.loads(joined, object_pairs_hook=_unique_keys)
+        except (json.JSONDecodeError, _DuplicateKey):
+            parsed = []
+        if len(parsed) != len(lines) or not all(type(row) is dict for row in parsed):
+            parsed = [
+                _parse_line(path, number, line.rstrip("\n"))
+                for number, line in _numbered(lines, first)
+            ]
+        if _SURROGATE_ESCAPE.search(joined):
+            escapes.append((first, len(rows), len(parsed), lines))
+        del joined
+        rows.extend(parsed)
+        del parsed
+        first += len(lines)
+    for first, start, count, lines in escapes:
+        for (number, _), row in zip(
+            _numbered(lines, first), rows[start : start + count], strict=True
+        ):
             _checked_row(path, number, row)
     return rows
 
@@ -151,9 +170,9 @@ def _checked_row(path: Path, number: int, row: Any) -> Row:
     return row
 
 
-def _numbered(text: str) -> Iterator[tuple[int, str]]:
-    """Non-blank lines with their 1-based line numbers (split at `\\n` only)."""
-    for number, line in enumerate(text.split("\n"), start=1):
+def _numbered(lines: list[str], first: int = 1) -> Iterator[tuple[int, str]]:
+    """Non-blank lines with their 1-based line numbers, the first numbered `first`."""
+    for number, line in enumerate(lines, start=first):
         if line.strip():
             yield number, line
 
