@@ -19,10 +19,11 @@ an absolute path or the private name a task module is imported under.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..engine.metrics import MetricRef, metric_category, metric_name
 from ..errors import UnrecordableValueError
@@ -36,6 +37,8 @@ from .identity import (
     relative_path_text,
 )
 from .line_text import escape_line, file_json
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -239,26 +242,13 @@ class BuiltSnapshot(LaidOut):
         self.template = template
         self.root = root
         hasher = DocHasher()
-        doc_label = ""
-        try:
-            hashes = {}
-            for doc_label, doc in result.docs:
-                hashes[escape_line(doc_label)] = hasher.digest(doc)
-            doc_label = ""
-            header = task_fields(task, result, root, label)
-        except (UnencodableValue, UnidentifiableValue) as exc:
-            where = f"doc {doc_label}" if doc_label else "config"
-            raise UnrecordableValueError(f"task {result.request.label!r}: {where}: {exc}") from None
-        if hash_seed is not None:
-            header = _with_hash_seed(header, hash_seed)
-        self.facts = SnapshotFacts(
-            format_version=FORMAT_VERSION,
-            task=header,
-            settings=settings.recorded(),
-            layout={},
-            hashes=dict(sorted(hashes.items(), key=lambda item: label_key(item[0]))),
-            inputs=tuple(escape_line(path) for path in sorted(inputs)),
+        hashes, header = fingerprinted(
+            result.request.label,
+            result.docs,
+            hasher.digest,
+            lambda: task_fields(task, result, root, label),
         )
+        self.facts = recorded_facts(header, settings.recorded(), hashes, hash_seed, inputs)
 
     @property
     def size(self) -> int:
@@ -310,6 +300,46 @@ def build_snapshot(
     """Fingerprint every doc of a finished task run; `inputs` are the project files its code
     read, relative to the root; `label` names the item (default: the task string)."""
     return BuiltSnapshot(task, result, settings, template, root, hash_seed, inputs, label)
+
+
+def fingerprinted(
+    task_label: str,
+    items: Iterable[tuple[str, T]],
+    digest: Callable[[T], str],
+    header: Callable[[], dict[str, str]],
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Each item's hash by its label as recorded, then the `[task]` header; a value that has no
+    record is named with the doc, or the config, it is in."""
+    where = ""
+    try:
+        hashes = {}
+        for where, item in items:
+            hashes[escape_line(where)] = digest(item)
+        where = ""
+        return hashes, header()
+    except (UnencodableValue, UnidentifiableValue) as exc:
+        place = f"doc {where}" if where else "config"
+        raise UnrecordableValueError(f"task {task_label!r}: {place}: {exc}") from None
+
+
+def recorded_facts(
+    header: dict[str, str],
+    settings: dict[str, str],
+    hashes: dict[str, str],
+    hash_seed: int | None,
+    inputs: Iterable[str],
+) -> SnapshotFacts:
+    """The facts of a run as format 3 records them: hashes in label order, inputs sorted."""
+    if hash_seed is not None:
+        header = _with_hash_seed(header, hash_seed)
+    return SnapshotFacts(
+        format_version=FORMAT_VERSION,
+        task=header,
+        settings=settings,
+        layout={},
+        hashes=dict(sorted(hashes.items(), key=lambda item: label_key(item[0]))),
+        inputs=tuple(escape_line(path) for path in sorted(inputs)),
+    )
 
 
 def _with_hash_seed(header: dict[str, str], hash_seed: int) -> dict[str, str]:

@@ -21,11 +21,10 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UnrecordableValueError
-from .canonical import UnencodableValue, canonical, typed_keys
-from .facts import FORMAT_VERSION, LaidOut, SnapshotFacts, _with_hash_seed, label_key, value_summary
+from .canonical import canonical, typed_keys
+from .facts import LaidOut, SnapshotFacts, fingerprinted, recorded_facts, value_summary
 from .fingerprint import DIGEST_SIZE
-from .identity import UnidentifiableValue, relative_path_text
+from .identity import relative_path_text
 from .line_text import escape_line, file_json, quote_text
 
 if TYPE_CHECKING:
@@ -80,29 +79,14 @@ class UnitsSnapshot(LaidOut):
         self.settings = settings
         self.template = template
         self.root = root
-        unit_label = ""
-        try:
-            hashes: dict[str, str] = {}
-            for unit in rendered.units:
-                unit_label = unit.label
-                hashes[escape_line(unit.label)] = unit_digest(unit)
-            unit_label = ""
-            header = self._header(label or rendered.name)
-        except (UnencodableValue, UnidentifiableValue) as exc:
-            where = f"doc {unit_label}" if unit_label else "config"
-            raise UnrecordableValueError(
-                f"task {label or rendered.name!r}: {where}: {exc}"
-            ) from None
-        if hash_seed is not None:
-            header = _with_hash_seed(header, hash_seed)
-        self.facts = SnapshotFacts(
-            format_version=FORMAT_VERSION,
-            task=header,
-            settings={**settings.recorded(), **rendered.settings},
-            layout={},
-            hashes=dict(sorted(hashes.items(), key=lambda item: label_key(item[0]))),
-            inputs=tuple(escape_line(path) for path in sorted(inputs)),
+        hashes, header = fingerprinted(
+            label or rendered.name,
+            ((unit.label, unit) for unit in rendered.units),
+            unit_digest,
+            lambda: self._header(label or rendered.name),
         )
+        settings_recorded = {**settings.recorded(), **rendered.settings}
+        self.facts = recorded_facts(header, settings_recorded, hashes, hash_seed, inputs)
 
     def _header(self, label: str) -> dict[str, str]:
         header = {
