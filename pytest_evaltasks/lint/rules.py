@@ -143,20 +143,41 @@ def lint_lines(
     """A task's findings as lines, with the module's ignore list (and the ini file's, by task
     name pattern) applied and checked: what an item reports, whether the task was built in
     this process or in a fresh one."""
-    ignored = ignored_rules(module, task_name)
-    ignored += [
+    own = ignored_rules(module, task_name)
+    return finding_lines(
+        lambda ignored: lint(result, ignored),
+        own,
+        task_name,
+        hash_seed_dependent,
+        ini_ignores,
+        IGNORE_VARIABLE,
+    )
+
+
+def finding_lines(
+    run: Callable[[list[str]], list[Finding]],
+    own: list[str],
+    task_name: str,
+    hash_seed_dependent: bool,
+    ini_ignores: Iterable[tuple[str, list[str]]],
+    where: str,
+) -> list[str]:
+    """The lines of `run(ignored)`'s findings, for either kind of task: the task's own ignores
+    (from `where`) and the ini file's (by task name pattern, checked when the ini was read)
+    applied, the hash-seed finding added, and each unknown name in its own ignores named."""
+    ignored = own + [
         rule
         for pattern, rules in ini_ignores
         if fnmatch.fnmatchcase(task_name, pattern)
         for rule in rules
     ]
-    findings = lint(result, ignored)
+    findings = run(ignored)
     if hash_seed_dependent and "hash-seed-dependent" not in ignored:
         findings.append(Finding("hash-seed-dependent", []))
     lines = [finding.describe() for finding in findings]
     lines += [
-        f"unknown lint rule {rule!r} in {IGNORE_VARIABLE} (known: {', '.join(RULES)})"
-        for rule in unknown_rules(ignored)
+        f"unknown lint rule {rule!r} in {where} (known: {', '.join(RULES)})"
+        for rule in unknown_rules(own)
     ]
     return lines
 

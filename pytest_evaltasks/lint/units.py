@@ -10,12 +10,11 @@ files (`metadata: {evaltasks_lint_ignore: [...]}` in lm-eval YAML).
 
 from __future__ import annotations
 
-import fnmatch
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .rules import RULES, Finding, unknown_rules
+from .rules import RULES, Finding, finding_lines
 
 if TYPE_CHECKING:
     from ..engine.rendered import RenderedTask, RenderedUnit
@@ -138,20 +137,11 @@ def lint_unit_lines(
 ) -> list[str]:
     """A rendered task's findings as lines, with its own and the ini file's ignores applied
     (unknown rule names in its own files are findings themselves)."""
-    ignored = list(own_ignores)
-    ignored += [
-        rule
-        for pattern, rules in ini_ignores
-        if fnmatch.fnmatchcase(task_name, pattern)
-        for rule in rules
-    ]
-    findings = lint_units(rendered, ignored)
-    if hash_seed_dependent and "hash-seed-dependent" not in ignored:
-        findings.append(Finding("hash-seed-dependent", []))
-    lines = [finding.describe() for finding in findings]
-    lines += [
-        f"unknown lint rule {rule!r} in the task's evaltasks_lint_ignore (known: "
-        f"{', '.join(RULES)})"
-        for rule in unknown_rules(own_ignores)
-    ]
-    return lines
+    return finding_lines(
+        lambda ignored: lint_units(rendered, ignored),
+        list(own_ignores),
+        task_name,
+        hash_seed_dependent,
+        ini_ignores,
+        "the task's evaltasks_lint_ignore",
+    )
