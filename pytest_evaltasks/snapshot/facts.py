@@ -307,29 +307,85 @@ def fingerprinted(
     items: Iterable[tuple[str, T]],
     digest: Callable[[T], str],
     header: Callable[[], dict[str, str]],
-) -> tuple[dict[str, str], dict[str, str]]:
-    """Each item's hash by its label as recorded, then the `[task]` header; a value that has no
-    record is named with the doc, or the config, it is in."""
+) -> tuple[str, dict[str, str]]:
+    """The `[doc hashes]` text (each item's hash by its label as recorded, in label order),
+    then the `[task]` header; a value that has no record is named with the doc, or the config,
+    it is in (the first such doc in evaluation order)."""
+    listed = items if isinstance(items, list) else list(items)
     where = ""
     try:
-        hashes = {}
-        for where, item in items:
-            hashes[escape_line(where)] = digest(item)
-        where = ""
-        return hashes, header()
+        ordered = _by_row_number(listed)
+        if ordered is None:
+            hashes: dict[str, str] = {}
+            for where, item in listed:
+                hashes[escape_line(where)] = digest(item)
+            where = ""
+            text = "".join(
+                f"{label} {value}\n"
+                for label, value in sorted(hashes.items(), key=lambda pair: label_key(pair[0]))
+            )
+        else:
+            try:
+                text = _hash_lines(ordered, digest)
+            except (UnencodableValue, UnidentifiableValue):
+                for where, item in listed:  # noqa: B007 - named by the handler below
+                    digest(item)
+                raise
+        return text, header()
     except (UnencodableValue, UnidentifiableValue) as exc:
         place = f"doc {where}" if where else "config"
         raise UnrecordableValueError(f"task {task_label!r}: {place}: {exc}") from None
 
 
+HASH_CHUNK = 4096
+"""Hash lines joined into one string at a time: a large task's lines are never all alive as
+separate strings."""
+
+
+def _hash_lines(ordered: list[tuple[str, T] | None], digest: Callable[[T], str]) -> str:
+    """The `label digest` lines of items already in label order (None slots skipped).
+
+    Written as text from the start: a dict of labels and digests would hold two strings and an
+    entry per doc, and the text is what the gate compares. An item's hash does not depend on
+    which items were hashed before it, so hashing in label order gives the same digests.
+    """
+    chunks: list[str] = []
+    lines: list[str] = []
+    for entry in ordered:
+        if entry is not None:
+            lines.append(f"{entry[0]} {digest(entry[1])}\n")
+            if len(lines) == HASH_CHUNK:
+                chunks.append("".join(lines))
+                lines.clear()
+    chunks.append("".join(lines))
+    return "".join(chunks)
+
+
+def _by_row_number(items: list[tuple[str, T]]) -> list[tuple[str, T] | None] | None:
+    """Items whose labels are distinct row numbers (the usual case: one evaluation split),
+    placed by number, which is their label order, without a sort; None for any other labels
+    (split-prefixed, repeated, or beyond the item count), which are sorted instead."""
+    slots: list[tuple[str, T] | None] = [None] * len(items)
+    for item in items:
+        label = item[0]
+        if not (label.isascii() and label.isdecimal()) or (label[0] == "0" and label != "0"):
+            return None
+        number = int(label)
+        if number >= len(slots) or slots[number] is not None:
+            return None
+        slots[number] = item
+    return slots
+
+
 def recorded_facts(
     header: dict[str, str],
     settings: dict[str, str],
-    hashes: dict[str, str],
+    hashes: str,
     hash_seed: int | None,
     inputs: Iterable[str],
 ) -> SnapshotFacts:
-    """The facts of a run as format 3 records them: hashes in label order, inputs sorted."""
+    """The facts of a run as format 3 records them: the `[doc hashes]` text (in label order,
+    see `fingerprinted`), inputs sorted."""
     if hash_seed is not None:
         header = _with_hash_seed(header, hash_seed)
     return SnapshotFacts(
@@ -337,7 +393,7 @@ def recorded_facts(
         task=header,
         settings=settings,
         layout={},
-        hashes=dict(sorted(hashes.items(), key=lambda item: label_key(item[0]))),
+        hashes=hashes,
         inputs=tuple(escape_line(path) for path in sorted(inputs)),
     )
 
