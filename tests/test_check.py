@@ -219,6 +219,26 @@ def test_a_partial_run_never_records_a_new_snapshot(project: Project) -> None:
             "edited by hand",
             id="relabelled",
         ),
+        pytest.param(
+            lambda t: _edit_hash_lines(t, lambda lines: [lines[1], lines[0], *lines[2:]]),
+            "its [doc hashes] are not in label order",
+            id="hash-lines-swapped",
+        ),
+        pytest.param(
+            lambda t: _edit_hash_lines(t, lambda lines: [lines[0], lines[0], *lines[2:]]),
+            "a doc label appears twice in [doc hashes]",
+            id="hash-label-twice",
+        ),
+        pytest.param(
+            lambda t: _edit_hash_lines(t, lambda lines: ["0" + lines[0], *lines[1:]]),
+            "edited by hand",
+            id="hash-label-leading-zero",
+        ),
+        pytest.param(
+            lambda t: _edit_hash_lines(t, lambda lines: [lines[0][:-1] + "G", *lines[1:]]),
+            "is not `LABEL DIGEST`",
+            id="hash-digest-not-hex",
+        ),
     ],
 )
 @pytest.mark.parametrize("update", [False, True])
@@ -455,6 +475,14 @@ def _hashes(text: str) -> dict[str, str]:
     from pytest_evaltasks.snapshot.parse import parse_snapshot
 
     return parse_snapshot(text).doc_hashes
+
+
+def _edit_hash_lines(text: str, edit: Callable[[list[str]], list[str]]) -> str:
+    """The text with its [doc hashes] lines replaced by `edit` of them."""
+    lines = text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("[doc hashes]")) + 1
+    end = lines.index("", start)
+    return "\n".join([*lines[:start], *edit(lines[start:end]), *lines[end:]])
 
 
 def _replace_line(text: str, start: str, new: str) -> str:

@@ -66,8 +66,17 @@ class Head:
     """Offset of the `[doc hashes]` line, or -1 when the text ends before it."""
 
 
+_NOT_NORMAL = re.compile(r"\r|[^\S\n](?=\n|\Z)")
+"""A carriage return, or whitespace at the end of a line: what `normalise` changes."""
+
+
 def normalise(text: str) -> str:
-    """The text as compared: LF line endings, no trailing whitespace, one final newline."""
+    """The text as compared: LF line endings, no trailing whitespace, one final newline.
+
+    A text that is already so (every file the writer wrote, unless a checkout or an editor
+    touched it) is returned as it is, without a copy of each line."""
+    if text.endswith("\n") and not text.endswith("\n\n") and not _NOT_NORMAL.search(text):
+        return text
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return "\n".join(line.rstrip() for line in lines).rstrip("\n") + "\n"
 
@@ -189,19 +198,12 @@ def _check_agreement(facts: SnapshotFacts, declared: int, fingerprint: dict[str,
     """The counts, the hash lines and the fingerprint must agree with each other."""
     if "name" not in facts.task or "version" not in facts.task:
         raise _edited("its [task] section has no name or version")
-    lines = facts.hash_text.split("\n")[:-1]
-    if len(lines) != declared:
-        raise _edited(f"its [doc hashes] header says {declared} docs, but it lists {len(lines)}")
-    labels: list[str] = []
-    for line in lines:
-        label, _, digest = line.rpartition(" ")
-        if not label or not _DIGEST.fullmatch(digest):
-            raise _edited(f"the doc hash line {line!r} is not `LABEL DIGEST`")
-        labels.append(label)
-    if len(set(labels)) != len(labels):
-        raise _edited("a doc label appears twice in [doc hashes]")
-    if labels != sorted(labels, key=label_key):
-        raise _edited("its [doc hashes] are not in label order")
+    text = facts.hash_text
+    listed = text.count("\n")
+    if listed != declared:
+        raise _edited(f"its [doc hashes] header says {declared} docs, but it lists {listed}")
+    if not _in_row_number_order(text):
+        _check_hash_lines(text.split("\n")[:-1])
     if list(facts.inputs) != sorted(set(facts.inputs)):
         raise _edited("its [inputs] are not sorted, or list a file twice")
     total = facts.total_docs
@@ -212,6 +214,39 @@ def _check_agreement(facts: SnapshotFacts, declared: int, fingerprint: dict[str,
     found = _FINGERPRINT.fullmatch(fingerprint.get("content", ""))
     if found is None or found.group(1) != facts.fingerprint():
         raise _edited("its [fingerprint] does not match its content")
+
+
+_ROW_NUMBER_LINES = re.compile(r"(?:(?:0|[1-9][0-9]*) [0-9a-f]{16}\n)*")
+_ROW_NUMBER = re.compile(r"^[0-9]+ ", re.MULTILINE)
+
+
+def _in_row_number_order(text: str) -> bool:
+    """Whether every hash line is `ROW DIGEST` with row numbers strictly increasing: the
+    usual file, whose lines are then all well-formed, distinct and in label order. Checked
+    without a string per line; any other text is checked line by line."""
+    if _ROW_NUMBER_LINES.fullmatch(text) is None:
+        return False
+    previous = -1
+    for match in _ROW_NUMBER.finditer(text):
+        number = int(match.group()[:-1])
+        if number <= previous:
+            return False
+        previous = number
+    return True
+
+
+def _check_hash_lines(lines: list[str]) -> None:
+    """Every hash line `LABEL DIGEST`, each label once, in label order."""
+    labels: list[str] = []
+    for line in lines:
+        label, _, digest = line.rpartition(" ")
+        if not label or not _DIGEST.fullmatch(digest):
+            raise _edited(f"the doc hash line {line!r} is not `LABEL DIGEST`")
+        labels.append(label)
+    if len(set(labels)) != len(labels):
+        raise _edited("a doc label appears twice in [doc hashes]")
+    if labels != sorted(labels, key=label_key):
+        raise _edited("its [doc hashes] are not in label order")
 
 
 def _edited(what: str) -> SnapshotFileError:
