@@ -77,10 +77,19 @@ UNRELATED_PLUGINS = ("-p", "no:hypothesispytest", "-p", "no:anyio")
 
 SUBPROCESS_ALWAYS = os.environ.get("EVALTASKS_TEST_SUBPROCESS", "") not in ("", "0")
 
-KEPT_IMPORTS = ("pytest_evaltasks", "syrupy", "jinja2", "pydantic", "pydantic_core", "numpy")
+KEPT_IMPORTS = (
+    "pytest_evaltasks",
+    "syrupy",
+    "jinja2",
+    "pydantic",
+    "pydantic_core",
+    "numpy",
+    "pyarrow",
+    "datasets",
+)
 """Imported once, before pytester snapshots sys.modules, so in-process runs never drop them:
-pytester removes whatever a run imported, and numpy (for one) cannot be imported twice in a
-process. Task modules and their helpers live in each test's own folder and are dropped."""
+pytester removes whatever a run imported, and numpy cannot be imported twice in a process, nor
+datasets (it registers its Arrow extension types with pyarrow, once per process). Task modules and their helpers live in each test's own folder and are dropped."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
