@@ -130,13 +130,16 @@ def main(argv: list[str] | None = None) -> int:
         update_n2 = timed(pytest("--snapshot-update", "-n", "2"), root, 1)
         above = (wall(compare) - wall(docs_only)) / size * 1000
         print(f"\n{size} tasks ({size * DOCS} docs), {-(-size // PER_MODULE)} modules")
-        print(f"  docs alone (engine, no pytest): {wall(docs_only):8.2f} s  peak {peak(docs_only):5.0f} MB")
-        print(f"  compare, serial:                {wall(compare):8.2f} s  peak {peak(compare):5.0f} MB")
-        print(f"  compare, -n 2:                  {wall(compare_n2):8.2f} s  peak {peak(compare_n2):5.0f} MB"
-              f"  ({wall(compare) / wall(compare_n2):.2f}x serial's speed)")  # fmt: skip
-        print(f"  update, serial:                 {wall(update):8.2f} s  peak {peak(update):5.0f} MB")
-        print(f"  update, -n 2:                   {wall(update_n2):8.2f} s  peak {peak(update_n2):5.0f} MB"
-              f"  ({wall(update) / wall(update_n2):.2f}x)")  # fmt: skip
+        rows = [
+            ("docs alone (engine, no pytest):", docs_only, ""),
+            ("compare, serial:", compare, ""),
+            ("compare, -n 2:", compare_n2,
+             f"  ({wall(compare) / wall(compare_n2):.2f}x serial's speed)"),
+            ("update, serial:", update, ""),
+            ("update, -n 2:", update_n2, f"  ({wall(update) / wall(update_n2):.2f}x)"),
+        ]
+        for title, measured, note in rows:
+            print(f"  {title:<32}{wall(measured):8.2f} s  peak {peak(measured):5.0f} MB{note}")
         print(f"  per task above the docs' own cost (compare, serial): {above:.2f} ms "
               f"(target: at most 2 ms)")
         print(f"  snapshot folder: {files} files, {size_bytes / 1e6:.1f} MB")

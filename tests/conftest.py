@@ -14,6 +14,10 @@ REASONS = (
         "lighteval is not installed (tox -e lighteval runs them)",
     ),
     (
+        re.compile(r"could not import 'lm_eval'"),
+        "lm-eval is not installed (tox -e lm-eval runs them)",
+    ),
+    (
         re.compile(r"realdata|real data|EVALTASKS_SHARED_DIR"),
         "the real data slices are absent (set EVALTASKS_SHARED_DIR)",
     ),

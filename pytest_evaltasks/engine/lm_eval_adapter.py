@@ -103,39 +103,55 @@ def yaml_files(root: Path) -> list[Path]:
 
 def index_config(path: Path) -> tuple[dict[str, Any] | None, str | None, list[str]]:
     """One YAML file as lm-eval's index reads it (functions unresolved, includes merged): the
-    merged config, or None with why lm-eval skips the file; and every file it includes
-    (absolute, recursively), whose bytes the merged config depends on."""
+    merged config, or None with why lm-eval skips the file; and every other file lm-eval's
+    loader opened for it (its includes, recursively), whose bytes the merged config depends on."""
     from lm_eval.tasks._yaml_loader import load_yaml
 
-    includes = _includes(Path(path).expanduser().resolve(), set())
+    own = os.path.abspath(path)
+    config: dict[str, Any] | None = None
+    error: str | None = None
+    with _opened() as opened:
+        try:
+            config = load_yaml(path, resolve_func=False, recursive=True)
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+    includes = [item for item in dict.fromkeys(opened) if item != own and item != _real(own)]
+    return config, error, includes
+
+
+def _real(path: str) -> str:
+    return os.path.realpath(path)
+
+
+_OPENING: list[list[str]] = []
+"""The lists `_opened` blocks collect into, innermost last."""
+_AUDITING = False
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    """The audit hook: a file opened while an `_opened` block runs is added to its list."""
+    if event != "open" or not _OPENING or not args or isinstance(args[0], int):
+        return
     try:
-        config = load_yaml(path, resolve_func=False, recursive=True)
-    except Exception as exc:
-        return None, f"{type(exc).__name__}: {exc}", includes
-    return config, None, includes
+        _OPENING[-1].append(os.path.abspath(os.fsdecode(args[0])))
+    except (TypeError, ValueError):
+        return
 
 
-def _includes(path: Path, seen: set[Path]) -> list[str]:
-    """The files `path` includes, as lm-eval's loader resolves them, recursively."""
-    from lm_eval.tasks._yaml_loader import load_yaml
-
-    if path in seen:
-        return []
-    seen.add(path)
-    try:
-        config = load_yaml(path, resolve_func=False, recursive=False)
-    except Exception:
-        return []
+@contextlib.contextmanager
+def _opened() -> Iterator[list[str]]:
+    """The files opened in this process while the block runs (an audit hook, installed once;
+    it costs a list check per open when nothing listens)."""
+    global _AUDITING
+    if not _AUDITING:
+        sys.addaudithook(_audit)
+        _AUDITING = True
     found: list[str] = []
-    includes = config.get("include")
-    for item in includes if isinstance(includes, list) else [includes] if includes else []:
-        if not isinstance(item, str):
-            continue
-        target = (path.parent / item) if not Path(item).is_absolute() else Path(item)
-        target = target.expanduser().resolve()
-        found.append(str(target))
-        found += _includes(target, seen)
-    return found
+    _OPENING.append(found)
+    try:
+        yield found
+    finally:
+        _OPENING.remove(found)
 
 
 def replay(roots: list[list[tuple[Path, dict[str, Any]]]]) -> tuple[dict[str, Any], list[str]]:
@@ -778,14 +794,23 @@ class _LocalDatasets:
 
 @contextlib.contextmanager
 def _local_datasets(data_dir: Path | None, read: list[str]) -> Iterator[None]:
+    """Rows from the data root while a task is built, and every `.map` (a `process_docs`
+    hook's) computed afresh: `datasets` would otherwise reuse a cached result keyed by the
+    function's code, and a hook that draws from `os.urandom` or the clock would build the same
+    docs twice, hiding its nondeterminism from the second build and the fresh process."""
+    import datasets
     import lm_eval.api.task as task_module
 
     saved = task_module.datasets
+    caching = datasets.is_caching_enabled()
     task_module.datasets = _LocalDatasets(saved, data_dir, read)
+    datasets.disable_caching()
     try:
         yield
     finally:
         task_module.datasets = saved
+        if caching:
+            datasets.enable_caching()
 
 
 def hook_files(config: Any, base: Path) -> set[str]:

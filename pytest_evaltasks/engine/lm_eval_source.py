@@ -190,6 +190,7 @@ class LmEvalYaml:
         self._expanded: dict[str, list[Any]] = {}
         self._dependencies: dict[str, set[str]] = {}
         self._include_cache: dict[str, list[str] | None] = {}
+        self._replayed: tuple[tuple[int, int], dict[str, Any]] | None = None
 
     # registration ---------------------------------------------------------------------------
 
@@ -221,8 +222,15 @@ class LmEvalYaml:
                 yield name
 
     def _root_of(self, path: Path) -> Path | None:
-        resolved = path.resolve()
-        for root in reversed(self.roots):
+        """The folder (of `roots`, the innermost) a file is in: by its path as written, which
+        for the index's files starts with their folder's."""
+        text = os.path.abspath(path)
+        for root in sorted(self.roots, key=lambda r: len(str(r)), reverse=True):
+            base = str(root)
+            if text == base or text.startswith(base + os.sep):
+                return root
+        resolved = Path(text).resolve()
+        for root in self.roots:
             if root == resolved or root in resolved.parents:
                 return root
         return None
@@ -309,8 +317,13 @@ class LmEvalYaml:
             self._parse(path)
 
     def _replay(self) -> dict[str, Any]:
+        """lm-eval's index over the records known so far (replayed again only when records or
+        folders were added since)."""
         from .lm_eval_adapter import replay
 
+        state = (len(self._records), len(self._files))
+        if self._replayed is not None and self._replayed[0] == state:
+            return self._replayed[1]
         roots = []
         for root in self.roots:
             files = []
@@ -320,6 +333,7 @@ class LmEvalYaml:
                     files.append((path, record.config))
             roots.append(files)
         index, self.overrides = replay(roots)
+        self._replayed = (state, index)
         return index
 
     def _index_names(self, wanted: set[str], exact: set[str]) -> None:
@@ -941,7 +955,26 @@ def _rendered(
         inputs=inputs,
         lint=lint,
         kind=KIND,
+        caches=_cache_folders(),
     )
+
+
+def _cache_folders() -> list[str]:
+    """Where `datasets` and the Hub keep their caches (never a task's inputs)."""
+    import sys
+
+    folders = []
+    config = sys.modules.get("datasets.config")
+    for name in ("HF_DATASETS_CACHE", "HF_CACHE_HOME", "HF_MODULES_CACHE"):
+        value = getattr(config, name, None) if config is not None else None
+        if value:
+            folders.append(str(value))
+    for variable in ("HF_HOME", "HF_DATASETS_CACHE", "XDG_CACHE_HOME"):
+        value = os.environ.get(variable)
+        if value:
+            folders.append(value)
+    folders.append(os.path.join(os.path.expanduser("~"), ".cache", "huggingface"))
+    return folders
 
 
 def _json(value: Any) -> str:

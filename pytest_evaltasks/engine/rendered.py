@@ -53,3 +53,6 @@ class RenderedTask:
     inputs: set[str] = field(default_factory=set)
     lint: dict[str, Any] = field(default_factory=dict)
     kind: str = "units"
+    caches: list[str] = field(default_factory=list)
+    """Folders whose files the build may open that are never its inputs (the `datasets`
+    cache, which lives in the project when HOME does)."""

@@ -64,7 +64,9 @@ def build_here(
             rendered = registry.render(request, run, template)
         checkpoint(len(rendered.units))
         known = {path for path in rendered.inputs if os.path.isfile(path)}
+        caches = tuple(os.path.join(os.path.abspath(c), "") for c in rendered.caches)
         read = inputs_of(seen.modules, seen.files | known, within or root)
+        read = {path for path in read if not path.startswith(caches)}
         inputs = tuple(Path(os.path.relpath(path, root)).as_posix() for path in read)
         return units_snapshot(rendered, run, template, root, hash_seed, inputs, label)
     task = registry.make_task(request)

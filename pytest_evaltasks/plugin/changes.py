@@ -195,8 +195,10 @@ def select_changed(
     root: Path,
     snapshot_dir: Path,
     templates: list[Path],
+    names: Iterable[str] | None = None,
 ) -> Changes:
-    """The tasks the changed files can affect, each with why.
+    """The tasks the changed files can affect, each with why: of `names` (registered tasks;
+    default: every name of the listed folders).
 
     Work is done per module, per snapshot file and per changed file, never per task and file:
     lighteval's suite has tens of thousands of tasks in a few hundred modules.
@@ -204,13 +206,14 @@ def select_changed(
     changes = Changes(changed.since, {Path(path) for path in changed.paths})
     shown = _relative_to(root)
     shaping = _shaping(changed, templates, shown)
+    names = registry.names if names is None else list(names)
     if shaping:
-        for name in registry.names:
+        for name in names:
             changes.selected[name] = shaping
         return changes
     recorded = _recorded_inputs(changed, snapshot_dir, root)
     modules = _module_reasons(registry, changed, root, shown)
-    for name in registry.names:
+    for name in names:
         entry = registry.entries[name]
         if registry.renders_units(name):
             reasons = _dependency_reasons(registry.dependencies(name), changed, shown)

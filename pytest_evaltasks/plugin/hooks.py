@@ -275,7 +275,9 @@ def _only_changed(
     except EvalTaskError as exc:
         raise pytest.UsageError(f"--evaltasks-changed: {exc}") from None
     templates = [Path(r.source) for r in renderings if r.source and Path(r.source).is_file()]
-    changes = select_changed(registry, changed, root, options.snapshot_dir, templates)
+    # a task string filters: what it does not name is neither checked nor said to have changed
+    planned = [n for n in dict.fromkeys(r.name for r in plan.requests) if n in registry.entries]
+    changes = select_changed(registry, changed, root, options.snapshot_dir, templates, planned)
     requests = [request for request in plan.requests if request.name in changes.selected]
     return replace(plan, requests=requests), changes
 

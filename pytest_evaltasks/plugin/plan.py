@@ -91,7 +91,9 @@ def _all_tasks(registry: Registry, snapshot_dir: Path) -> RunPlan:
             recorded.setdefault(request.name, []).append(request)
         keys.append(split_item_name(name)[1])
     requests: list[TaskRequest] = []
-    for task in registry.names:
+    # a snapshot of a registered task the listed folders do not define (lm-eval's own task, a
+    # member of a custom folder's group) is checked too: it is this project's record
+    for task in sorted({*registry.names, *recorded}):
         found = sorted(recorded.get(task, []), key=lambda r: (r.num_fewshots, r.label))
         default = registry.with_default_shots(TaskRequest(task, default_shots=True))
         requests.extend(found or [default])

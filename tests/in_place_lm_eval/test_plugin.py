@@ -1,0 +1,240 @@
+"""The plugin over lm-eval tasks, run as a user runs it (`pytest --evaltasks ...` in a
+subprocess): lm-eval's installed tasks and a custom YAML folder, snapshots and the version gate,
+groups and their overrides, the export, xdist, the determinism checks, changed-only runs,
+`all`, show, did-you-mean, data slices."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+lm_eval = pytest.importorskip("lm_eval")
+
+from lm_eval_rows import write_rows  # noqa: E402
+
+QUIET = ("-p", "no:randomly", "-p", "no:hypothesispytest", "-p", "no:anyio")
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """A user's run (offline: the conftest sets HF_HUB_OFFLINE and HF_DATASETS_OFFLINE)."""
+    return pytester.runpytest_subprocess(*QUIET, *args)
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+QUIZ = """\
+    include: _quiz_template
+    task: quiz
+    dataset_path: me/quiz
+    process_docs: !function utils.process_docs
+    doc_to_text: "Q: {{question}}\\nA:"
+    doc_to_target: "{{answer}}"
+    doc_to_choice: ["yes", "no"]
+    metadata:
+      version: 1.0
+    """
+
+
+def quiz_project(root: Path, rows: int = 4) -> Path:
+    """A custom YAML folder `tasks/` with a template, a hook module and local rows."""
+    tasks = root / "tasks"
+    write(tasks / "_quiz_template", "output_type: multiple_choice\ntest_split: test\n"
+          "training_split: train\nmetric_list:\n  - metric: acc\n")  # fmt: skip
+    write(
+        tasks / "utils.py",
+        """\
+        def process_docs(dataset):
+            return dataset.map(lambda row: {"question": row["q"].strip()})
+        """,
+    )
+    write(tasks / "quiz.yaml", QUIZ)
+    data = tasks / "data" / "me" / "quiz" / "default"
+    for split, count in (("test", rows), ("train", 3)):
+        lines = [json.dumps({"q": f" Is {split} {i} odd? ", "answer": i % 2}) for i in range(count)]
+        write(data / f"{split}.jsonl", "\n".join(lines) + "\n")
+    return tasks
+
+
+def test_a_custom_folder_is_snapshot_tested_under_the_version_gate(
+    pytester: pytest.Pytester,
+) -> None:
+    tasks = quiz_project(pytester.path)
+    run(pytester, "--evaltasks", "quiz|1", "--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (tasks / "__snapshots__").glob("quiz-1--*.txt")
+    text = snapshot.read_text()
+    assert "version: 1.0\n" in text and "config_source: tasks/quiz.yaml\n" in text
+    assert "| Q: Is test 0 odd?\n| A:" in text
+    assert "tasks/utils.py\n" in text and "tasks/_quiz_template\n" in text  # [inputs]
+    run(pytester, "--evaltasks", "quiz|1").assert_outcomes(passed=1)
+    yaml = tasks / "quiz.yaml"
+    yaml.write_text(yaml.read_text().replace("Q: {{question}}", "Question: {{question}}"))
+    failed = run(pytester, "--evaltasks", "quiz|1")
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(["*quiz|1: 4 of 4 docs changed*its version is still 1.0*"])
+    yaml.write_text(yaml.read_text().replace("version: 1.0", "version: 1.1"))
+    run(pytester, "--evaltasks", "quiz|1").stdout.fnmatch_lines(["*version 1.0 -> 1.1*"])
+    run(pytester, "--evaltasks", "quiz|1", "--snapshot-update").assert_outcomes(passed=1)
+    run(pytester, "--evaltasks", "quiz|1").assert_outcomes(passed=1)
+
+
+def test_lm_evals_own_task_with_the_export_holding_its_requests(
+    pytester: pytest.Pytester,
+) -> None:
+    from lm_eval_reference import reference
+
+    data = pytester.path / "tasks" / "data"
+    write_rows(data, "arc_easy")
+    export = pytester.path / "prompts.jsonl"
+    args = ("--evaltasks", "arc_easy|2", "--evaltasks-dir=lm_eval:tasks")
+    run(pytester, *args, "--snapshot-update").assert_outcomes(passed=1)
+    result = run(pytester, *args, f"--evaltasks-export={export}")
+    result.assert_outcomes(passed=1)
+    (snapshot,) = (pytester.path / "tasks" / "__snapshots__").glob("arc_easy-2--*.txt")
+    assert "config_source: lm_eval:tasks/arc/arc_easy.yaml\n" in snapshot.read_text()
+    lines = [json.loads(line) for line in export.read_text().splitlines()]
+    theirs = reference("arc_easy", 2, data)
+    assert [line["doc_id"] for line in lines] == [doc.doc_id for doc in theirs]
+    for line, doc in zip(lines, theirs, strict=True):
+        assert [(r["type"], r["arguments"]) for r in line["requests"]] == [
+            (kind, list(args)) for kind, args, _, _ in doc.requests
+        ]
+        assert line["fewshot_ids"] == doc.fewshot_ids and line["target"] == doc.target
+
+
+def test_a_group_expands_to_its_tasks_and_names_those_it_changes(
+    pytester: pytest.Pytester,
+) -> None:
+    tasks = pytester.path / "tasks"
+    write_rows(tasks / "data", "arc_easy")
+    write_rows(tasks / "data", "boolq")
+    write(
+        tasks / "suite.yaml",
+        """\
+        group: suite
+        task:
+          - boolq
+          - task: arc_easy
+            num_fewshot: 1
+        metadata:
+          version: 1.0
+        """,
+    )
+    result = run(pytester, "--evaltasks", "suite", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["evaltasks::boolq|0", "evaltasks::suite::arc_easy|1"])
+    run(pytester, "--evaltasks", "suite", "--snapshot-update", "-n", "2").assert_outcomes(passed=2)
+    (variant,) = (tasks / "__snapshots__").glob("suite-arc_easy-1--*.txt")
+    assert "group: suite\n" in variant.read_text()
+    assert "num_fewshot: 1\n" in variant.read_text()
+    result = run(pytester, "--evaltasks", "all", "-n", "2")
+    result.assert_outcomes(passed=2)
+
+
+def test_an_unknown_name_is_a_usage_error_with_close_names(pytester: pytest.Pytester) -> None:
+    quiz_project(pytester.path)
+    result = run(pytester, "--evaltasks", "quizz|0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*'quizz' (did you mean quiz*"])
+
+
+def test_hooks_drawing_from_the_global_random_are_checked_for_determinism(
+    pytester: pytest.Pytester,
+) -> None:
+    tasks = quiz_project(pytester.path)
+    utils = tasks / "utils.py"
+    utils.write_text(
+        "import random\n\n"
+        "def process_docs(dataset):\n"
+        "    return dataset.map(\n"
+        "        lambda row: {'question': row['q'].strip() + str(random.random())})\n"
+    )
+    run(pytester, "--evaltasks", "quiz|0", "--snapshot-update").assert_outcomes(passed=1)
+    run(pytester, "--evaltasks", "quiz|0").assert_outcomes(passed=1)  # seeded as lm-eval seeds
+    utils.write_text(
+        "import os\n\n"
+        "def process_docs(dataset):\n"
+        "    return dataset.map(lambda row: {'question': row['q'] + os.urandom(4).hex()})\n"
+    )
+    result = run(pytester, "--evaltasks", "quiz|0", "--snapshot-update")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*nondeterministic*"])
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def test_a_changed_only_run_follows_includes_hooks_and_data(pytester: pytest.Pytester) -> None:
+    tasks = quiz_project(pytester.path)
+    write(tasks / "other.yaml", QUIZ.replace("task: quiz", "task: other").replace(
+        "include: _quiz_template", "include: _other_template"))  # fmt: skip
+    write(tasks / "_other_template", "output_type: multiple_choice\ntest_split: test\n")
+    (tasks / "data" / "me" / "other").mkdir(parents=True)
+    git(pytester.path, "init", "-q", "-b", "main")
+    git(pytester.path, "config", "user.email", "t@example.com")
+    git(pytester.path, "config", "user.name", "t")
+    run(pytester, "--evaltasks", "quiz|0", "--snapshot-update").assert_outcomes(passed=1)
+    git(pytester.path, "add", "-A")
+    git(pytester.path, "commit", "-q", "-m", "base")
+    for changed in (tasks / "_quiz_template", tasks / "utils.py", tasks / "data" / "me" /
+                    "quiz" / "default" / "train.jsonl"):  # fmt: skip
+        original = changed.read_text()
+        changed.write_text(original + "\n")
+        result = run(pytester, "--evaltasks", "quiz|0", "--evaltasks-changed=HEAD",
+                     "--collect-only", "-q")  # fmt: skip
+        result.stdout.fnmatch_lines(["evaltasks::quiz|0"])
+        changed.write_text(original)
+    (pytester.path / "notes.md").write_text("unrelated\n")
+    result = run(pytester, "--evaltasks", "quiz|0", "--evaltasks-changed=HEAD")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*0 tasks changed since HEAD: nothing to check*"])
+
+
+def test_show_prints_the_requests_and_touches_no_snapshot(pytester: pytest.Pytester) -> None:
+    tasks = quiz_project(pytester.path)
+    result = run(pytester, "--evaltasks", "quiz|1", "--evaltasks-show=1",
+                 "--evaltasks-chat-template=chatml")  # fmt: skip
+    assert result.ret == 0
+    result.stdout.fnmatch_lines([
+        "=== quiz|1: 1 of 4 docs (version 1.0)",
+        "[doc 1 of 4] id=0",
+        "--- context (chat template chatml) ---",
+        "| <|im_start|>user",
+    ])
+    assert not (tasks / "__snapshots__").exists()
+
+
+def test_save_data_slices_a_dataset_into_the_data_root(pytester: pytest.Pytester) -> None:
+    tasks = pytester.path / "tasks"
+    rows = "".join(json.dumps({"q": f"q{i}", "answer": 0}) + "\n" for i in range(9))
+    source = write(pytester.path / "raw" / "test.jsonl", rows)
+    write(
+        tasks / "local.yaml",
+        f"""\
+        task: local
+        dataset_path: json
+        dataset_kwargs:
+          data_files:
+            test: {source}
+        output_type: multiple_choice
+        test_split: test
+        doc_to_text: "{{{{q}}}}"
+        doc_to_target: "{{{{answer}}}}"
+        doc_to_choice: ["a", "b"]
+        """,
+    )
+    result = run(pytester, "--evaltasks", "local", "--evaltasks-save-data", "3")
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    saved = tasks / "data" / "json" / "default" / "test.jsonl"
+    assert len(saved.read_text().splitlines()) == 3
+    assert json.loads((saved.parent / "MANIFEST").read_text())["split_sizes"] == {"test": 9}
+    run(pytester, "--evaltasks", "local", "--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (tasks / "__snapshots__").glob("local-0--*.txt")
+    assert "docs: 3\n" in snapshot.read_text()  # the slice is what later runs read
