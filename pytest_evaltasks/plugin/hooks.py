@@ -216,13 +216,14 @@ def pytest_configure(config: pytest.Config) -> None:
         if unwritable:
             raise pytest.UsageError("\n".join(unwritable))
     registry = _build_registry(options, config, _wanted_names(options))
+    labels = _snapshot_labels(config, options)
     try:
-        plan = _plan(registry, options)
+        plan = _plan(registry, options, labels)
     except pytest.UsageError:
         if not registry.partial:
             raise
         registry = _build_registry(options, config)  # every module: the full error message
-        plan = _plan(registry, options)
+        plan = _plan(registry, options, labels)
     renderings = _renderings(options, config.rootpath, config.invocation_params.dir)
     _check_node_ids(options, plan, renderings)
     left_out: list[str] = []
@@ -519,12 +520,50 @@ def _wanted_names(options: Options) -> list[str] | None:
     return names
 
 
-def _plan(registry: Registry, options: Options) -> RunPlan:
+LABELS_KEY = pytest.StashKey[list[tuple[str, "str | None"]]]()
+"""Under `all`, the snapshot folder's files (by name) and the labels they record, as this
+process read them: an xdist controller hands them to its workers."""
+
+LABELS_INPUT = "evaltasks_snapshot_labels"
+"""The `workerinput` entry that carries them."""
+
+
+def _snapshot_labels(config: pytest.Config, options: Options) -> dict[Path, str | None] | None:
+    """Under `all`, the snapshot folder's files and the labels they record: an xdist worker's
+    are its controller's (one reading of the folder for the whole run: every worker plans, and
+    so collects, the same items, without reading a header of every file again); None when the
+    run does not need them."""
+    from ..engine.task_string import ALL_TASKS
+
+    if not any(spec.strip() == ALL_TASKS for spec in options.specs):
+        return None
+    folder = options.snapshot_dir
+    given = getattr(config, "workerinput", {}).get(LABELS_INPUT)
+    if given is not None:
+        return {folder / name: label for name, label in given}
+    from ..snapshot.storage import recorded_labels
+
+    labels = recorded_labels(folder)
+    config.stash[LABELS_KEY] = [(path.name, label) for path, label in labels.items()]
+    return labels
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist's controller, starting a worker: hand it this run's snapshot labels."""
+    labels = node.config.stash.get(LABELS_KEY, None)
+    if labels is not None:
+        node.workerinput[LABELS_INPUT] = labels
+
+
+def _plan(
+    registry: Registry, options: Options, labels: dict[Path, str | None] | None = None
+) -> RunPlan:
     """The items of this run, with task-string errors as usage errors."""
     from .plan import plan_run
 
     try:
-        return plan_run(registry, options.specs, options.snapshot_dir, options.node_ids)
+        return plan_run(registry, options.specs, options.snapshot_dir, options.node_ids, labels)
     except EvalTaskError as exc:
         what = f"--evaltasks {options.spec!r}" if options.specs else "node ids"
         raise pytest.UsageError(f"{what}: {exc}") from None

@@ -51,12 +51,18 @@ class RunPlan:
 
 
 def plan_run(
-    registry: Registry, specs: list[str], snapshot_dir: Path, node_ids: list[str] | None = None
+    registry: Registry,
+    specs: list[str],
+    snapshot_dir: Path,
+    node_ids: list[str] | None = None,
+    labels: dict[Path, str | None] | None = None,
 ) -> RunPlan:
     """The plan for the task strings (`all` also checks modules and snapshot files).
 
     Without task strings, node ids given as arguments (`evaltasks::mmlu:anatomy|5`) name the
-    tasks to run.
+    tasks to run. `labels` are the snapshot folder's files and the labels they record, as
+    `recorded_labels` reads them (an xdist worker is given the controller's, so every process
+    plans from the same reading); None: read here when `all` needs them.
     """
     explicit = [spec for spec in specs if spec.strip() != ALL_TASKS]
     if not specs and node_ids:
@@ -64,18 +70,18 @@ def plan_run(
     requests = _unique([request for spec in explicit for request in registry.resolve(spec)])
     if len(explicit) == len(specs):
         return RunPlan(requests)
-    everything = _all_tasks(registry, snapshot_dir)
+    everything = _all_tasks(registry, snapshot_dir if labels is None else labels)
     everything.requests[:] = _unique([*everything.requests, *requests])
     return everything
 
 
-def _all_tasks(registry: Registry, snapshot_dir: Path) -> RunPlan:
+def _all_tasks(registry: Registry, snapshots: Path | dict[Path, str | None]) -> RunPlan:
     """`all`: every registered task at its recorded shot counts (at its default when it has no
-    snapshot), broken modules, orphans."""
+    snapshot), broken modules, orphans; `snapshots` is the snapshot folder, or its labels."""
     recorded: dict[str, list[TaskRequest]] = {}
     renderings: dict[tuple[str, int, str], list[str]] = {}
     orphans: list[Orphan] = []
-    labels = recorded_labels(snapshot_dir)
+    labels = recorded_labels(snapshots) if isinstance(snapshots, Path) else snapshots
     registry.prepare_all()
     registry.ensure(
         request.name for name in labels.values() if (request := request_of(name)) is not None

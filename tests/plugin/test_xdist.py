@@ -66,3 +66,34 @@ def test_xdist_writes_the_serial_snapshots_and_gives_the_same_outcomes(
     assert len(_outcomes(serial)) == 5
     assert _summary(parallel) == _summary(serial)
     assert "2 tasks need a version bump:" in _summary(serial)
+
+
+NO_HEADER_READS = """\
+import os
+
+from pytest_evaltasks.snapshot import storage
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    def label_of_file(path):
+        raise AssertionError(f"a worker read the header of {path}")
+
+    storage.label_of_file = label_of_file
+"""
+
+
+def test_xdist_workers_plan_all_from_the_controllers_reading_of_the_snapshot_folder(
+    project: EvalProject,
+) -> None:
+    """Under `all`, the controller reads each snapshot's label once and hands the labels to
+    its workers: they plan (recorded shot counts, orphans) and collect the serial run's items
+    without reading every file's header again."""
+    assert project.run("--evaltasks", "mytask|1,solo", "--snapshot-update").ret == 0
+    orphan = project.snapshot("mytask:gone|0")
+    orphan.write_bytes(project.snapshot("solo|0").read_bytes().replace(b"solo", b"mytask:gone"))
+    (project.root / "conftest.py").write_text(NO_HEADER_READS, encoding="utf-8")
+    serial = project.run("--evaltasks", "all", "-rA", subprocess=True)
+    parallel = project.run("--evaltasks", "all", "-rA", "-n", "2", subprocess=True)
+    assert "a worker read the header" not in parallel.stdout.str()
+    assert _outcomes(parallel) == _outcomes(serial)
+    assert "PASSED evaltasks::mytask:sub|1" in _outcomes(parallel)  # its recorded shots
+    assert any("mytask-gone-0" in line and "orphan" in line for line in _outcomes(parallel))
