@@ -9,9 +9,12 @@ For each size (tasks of 10 docs each, 625 per generated module), in a fresh fold
   engine, nothing else (no pytest, no snapshot), to subtract: what the plugin costs per task
   above the work the docs themselves need.
 
-Printed per size: wall time and peak memory (the largest process: a worker under `-n 2`) of
-each command, the cost per task above the docs' own, and the snapshot folder's files and bytes.
-Peak memory must stay flat as tasks are added; `-n 2` should beat serial at the large sizes.
+Printed per size: wall time, CPU time (user + system, workers included) and peak memory (the
+largest process: a worker under `-n 2`) of each command, the `-n 2` / serial ratio (compare
+runs alternate, serial then `-n 2`, `--runs` pairs), the cost per task above the docs' own,
+and the snapshot folder's files and bytes; then the peaks by size. Peak memory must stay flat
+as tasks are added; `-n 2` should beat serial at the large sizes. On a machine shared with
+other work, CPU time is the steadier figure of a command's own cost.
 
 Usage: `python benchmarks/bench_corpus.py [--sizes 2000,10000,50000] [--runs 1] [--keep DIR]`
 (bytecode caching on; the largest size takes minutes per command).
@@ -32,7 +35,7 @@ from processes import Run, timed_run
 PER_MODULE = 625
 DOCS = 10
 
-MODULE = '''\
+MODULE = """\
 from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics
 
 
@@ -47,7 +50,7 @@ TASKS_TABLE = [
                         evaluation_splits=["test"], few_shots_split="train")
     for i in range({count})
 ]
-'''
+"""
 
 DOCS_ONLY = """\
 import sys
@@ -87,14 +90,22 @@ def pytest(*args: str) -> list[str]:
 def timed(command: list[str], cwd: Path, runs: int) -> list[Run]:
     """`runs` runs of a command; a failing one stops the benchmark."""
     done = [timed_run(command, cwd) for _ in range(runs)]
+    check(done, command, cwd)
+    return done
+
+
+def check(done: list[Run], command: list[str], cwd: Path) -> None:
     failed = [run.code for run in done if run.code != 0]
     if failed:
         raise SystemExit(f"{' '.join(command)} failed in {cwd} (exit {failed})")
-    return done
 
 
 def wall(runs: list[Run]) -> float:
     return statistics.median(run.wall for run in runs)
+
+
+def cpu(runs: list[Run]) -> float:
+    return statistics.median(run.cpu for run in runs)
 
 
 def peak(runs: list[Run]) -> float:
@@ -107,42 +118,63 @@ def folder_size(folder: Path) -> tuple[int, int]:
     return len(files), sum(path.stat().st_size for path in files)
 
 
+def line(title: str, runs: list[Run], note: str = "") -> str:
+    return (f"  {title:<24}{wall(runs):8.2f} s wall {cpu(runs):8.2f} s cpu  "
+            f"peak {peak(runs):5.0f} MB{note}")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="2000,10000,50000")
-    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=1, help="compare pairs (serial, -n 2) per size")
     parser.add_argument("--keep", type=Path)
     args = parser.parse_args(argv)
     base = args.keep or Path(tempfile.mkdtemp(prefix="evaltasks-corpus-"))
     print(f"{sys.executable}; tasks of {DOCS} docs, {PER_MODULE} per module; folder {base}")
+    peaks: list[tuple[int, float, float]] = []
     for size in (int(part) for part in args.sizes.split(",")):
         root = base / f"tasks-{size}"
         tasks = write_project(root, size)
         data = tasks / "data"
+        snapshots = tasks / "__snapshots__"
         docs_only = timed([sys.executable, str(root / "docs_only.py"), str(tasks), str(data)],
                           root, args.runs)  # fmt: skip
+        if snapshots.is_dir():
+            for path in snapshots.iterdir():
+                path.unlink()
         update = timed(pytest("--snapshot-update"), root, 1)
-        files, size_bytes = folder_size(tasks / "__snapshots__")
-        compare = timed(pytest(), root, args.runs)
-        compare_n2 = timed(pytest("-n", "2"), root, args.runs)
-        for path in (tasks / "__snapshots__").iterdir():
+        files, size_bytes = folder_size(snapshots)
+        # serial and -n 2 in turn, so both see the same machine load
+        compare: list[Run] = []
+        compare_n2: list[Run] = []
+        for _ in range(args.runs):
+            compare.append(timed_run(pytest(), root))
+            compare_n2.append(timed_run(pytest("-n", "2"), root))
+        check(compare, pytest(), root)
+        check(compare_n2, pytest("-n", "2"), root)
+        ratio = statistics.median(a.wall / b.wall for a, b in zip(compare_n2, compare, strict=True))
+        for path in snapshots.iterdir():
             path.unlink()
         update_n2 = timed(pytest("--snapshot-update", "-n", "2"), root, 1)
-        above = (wall(compare) - wall(docs_only)) / size * 1000
+        above_wall = (wall(compare) - wall(docs_only)) / size * 1000
+        above_cpu = (cpu(compare) - cpu(docs_only)) / size * 1000
+        peaks.append((size, peak(compare), peak(compare_n2)))
         print(f"\n{size} tasks ({size * DOCS} docs), {-(-size // PER_MODULE)} modules")
-        rows = [
-            ("docs alone (engine, no pytest):", docs_only, ""),
-            ("compare, serial:", compare, ""),
-            ("compare, -n 2:", compare_n2,
-             f"  ({wall(compare) / wall(compare_n2):.2f}x serial's speed)"),
-            ("update, serial:", update, ""),
-            ("update, -n 2:", update_n2, f"  ({wall(update) / wall(update_n2):.2f}x)"),
-        ]
-        for title, measured, note in rows:
-            print(f"  {title:<32}{wall(measured):8.2f} s  peak {peak(measured):5.0f} MB{note}")
-        print(f"  per task above the docs' own cost (compare, serial): {above:.2f} ms "
-              f"(target: at most 2 ms)")
+        print(line("docs alone (no pytest):", docs_only))
+        print(line("compare, serial:", compare))
+        pairs = f"  (-n 2 / serial wall, median of {args.runs} pairs: {ratio:.2f}x)"
+        print(line("compare, -n 2:", compare_n2, pairs))
+        print(line("update, serial:", update))
+        print(line("update, -n 2:", update_n2, f"  (-n 2 / serial wall: "
+                   f"{update_n2[0].wall / update[0].wall:.2f}x)"))  # fmt: skip
+        print(f"  per task above the docs' own cost (compare, serial): {above_wall:.2f} ms wall, "
+              f"{above_cpu:.2f} ms cpu (target: at most 2 ms)")  # fmt: skip
         print(f"  snapshot folder: {files} files, {size_bytes / 1e6:.1f} MB")
+    if len(peaks) > 1:
+        print("\npeak memory by size (flat as tasks are added):")
+        for size, serial_peak, n2_peak in peaks:
+            print(f"  {size:>7} tasks: serial {serial_peak:5.0f} MB, -n 2 {n2_peak:5.0f} MB "
+                  f"(largest process)")  # fmt: skip
     return 0
 
 

@@ -1,7 +1,10 @@
 """Timing whole processes, for the benchmarks: wall time and peak memory, A/B interleaved.
 
-Each timed run is a fresh child process. Wall time is measured around it and peak memory is the
-child's max RSS (`wait4`). Two commands are timed in turn, A B A B ..., and compared by the
+Each timed run is a fresh child process. Wall time is measured around it; CPU time (user +
+system) and peak memory (max RSS) are the child's own, from `wait4` (CPU time counts the
+process and the children it waited for, e.g. xdist's workers). On a machine shared with other
+work, CPU time is the steadier measure of a command's own cost; wall time is what `-n` buys.
+Two commands are timed in turn, A B A B ..., and compared by the
 median of their pair-by-pair ratios, which holds when the machine's speed drifts (shared
 machines drift a lot: identical runs vary by 2x here).
 """
@@ -24,6 +27,8 @@ class Run:
     wall: float
     peak_mb: float
     code: int
+    cpu: float = 0.0
+    """User + system seconds of the process and the children it waited for."""
 
 
 def timed_run(command: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> Run:
@@ -35,9 +40,17 @@ def timed_run(command: Sequence[str], cwd: Path, env: dict[str, str] | None = No
         list(command), cwd=cwd, env=environment, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
+    before = os.times()
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
-    return Run(wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status))
+    after = os.times()
+    # wait4's usage is the child's own; its reaped children (xdist workers) are added from
+    # this process's children totals, which grow by exactly those of the child's own tree.
+    children = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    cpu = max(usage.ru_utime + usage.ru_stime, children)
+    return Run(wall, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), cpu)
 
 
 @dataclass(frozen=True)
