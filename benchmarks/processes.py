@@ -65,13 +65,19 @@ class Pair:
         """The median of the run-by-run wall-time ratios A/B."""
         return statistics.median(x.wall / y.wall for x, y in zip(self.a, self.b, strict=True))
 
+    @property
+    def cpu_ratio(self) -> float:
+        """The median of the run-by-run CPU-time ratios A/B: steadier than wall time when other
+        work shares the machine (a waiting process accrues wall time, not CPU time)."""
+        return statistics.median(x.cpu / y.cpu for x, y in zip(self.a, self.b, strict=True))
+
     def line(self, label_a: str, label_b: str) -> str:
         """One printable summary."""
         return (
             f"{label_a}: median {median(self.a):.3f} s (min {min(r.wall for r in self.a):.3f}), "
             f"peak {max(r.peak_mb for r in self.a):.0f} MB | {label_b}: median "
             f"{median(self.b):.3f} s, peak {max(r.peak_mb for r in self.b):.0f} MB | "
-            f"ratio A/B {self.ratio:.2f}x"
+            f"ratio A/B {self.ratio:.2f}x wall, {self.cpu_ratio:.2f}x cpu"
         )
 
 
