@@ -15,6 +15,8 @@ import pytest
 
 lm_eval = pytest.importorskip("lm_eval")
 
+from lm_eval_reference import manager  # noqa: E402
+
 from pytest_evaltasks.engine.lm_eval_source import CACHE_KEY, LmEvalYaml  # noqa: E402
 from pytest_evaltasks.engine.registry import Registry  # noqa: E402
 
@@ -39,9 +41,16 @@ def entries(index: dict[str, Any]) -> dict[str, tuple[str, str, list[str]]]:
 
 @pytest.fixture(scope="module")
 def theirs() -> Any:
-    from lm_eval.tasks import TaskManager
+    """lm-eval's own TaskManager over its whole folder (shared with the reference runs)."""
+    return manager()
 
-    return TaskManager()
+
+@pytest.fixture(scope="module")
+def indexed(lm_eval_tasks: Path) -> tuple[Registry, Cache]:
+    """A registry of lm-eval's whole folder, and the cache its index records were kept in
+    (copied by tests that start from a warm cache: each record is verified before use)."""
+    cache = Cache()
+    return Registry([lm_eval_tasks], [], None, cache=cache), cache
 
 
 EXCEPTIONS: dict[str, str] = {}
@@ -50,12 +59,12 @@ same name, each with why (none for lm-eval 0.4.13)."""
 
 
 def test_every_name_lm_eval_registers_is_registered_here(
-    lm_eval_tasks: Path, theirs: Any
+    indexed: tuple[Registry, Cache], theirs: Any
 ) -> None:
     """At least 99% of the YAML tasks lm-eval's own TaskManager registers (offline, its whole
     index) register here under the same name; the rest are EXCEPTIONS, with their reasons.
     The figures are printed (`-rP` shows them)."""
-    registry = Registry([lm_eval_tasks], [], None, cache=Cache())
+    registry, _ = indexed
     index = theirs.task_index
     kinds = Counter(entry.kind.name for entry in index.values())
     yaml_tasks = sorted(name for name, entry in index.items() if entry.kind.name == "TASK")
@@ -127,9 +136,11 @@ def custom_folder(root: Path) -> Path:
     return folder
 
 
-def test_the_kept_index_is_verified_against_every_file_it_includes(tmp_path: Path) -> None:
+def test_the_kept_index_is_verified_against_every_file_it_includes(
+    tmp_path: Path, indexed: tuple[Registry, Cache]
+) -> None:
     folder = custom_folder(tmp_path)
-    cache = Cache()
+    cache = Cache(indexed[1])  # lm-eval's own folder indexed already
     first = Registry([folder], [], None, cache=cache)
     assert "one" in first.entries and CACHE_KEY in cache
     recorded = cache[CACHE_KEY]["files"][str(folder / "one.yaml")]
@@ -167,8 +178,10 @@ def test_a_custom_folder_overrides_lm_evals_task_as_include_path_does(
     assert listed.names == ["arc_easy"]  # `all` over a custom folder: its own tasks
 
 
-def test_an_unknown_name_gets_lm_evals_names_as_suggestions(lm_eval_tasks: Path) -> None:
-    registry = Registry([lm_eval_tasks], [], None, wanted=["arc_eassy"])
+def test_an_unknown_name_gets_lm_evals_names_as_suggestions(
+    lm_eval_tasks: Path, indexed: tuple[Registry, Cache]
+) -> None:
+    registry = Registry([lm_eval_tasks], [], None, wanted=["arc_eassy"], cache=Cache(indexed[1]))
     with pytest.raises(Exception, match="did you mean arc_easy") as raised:
         registry.resolve("arc_eassy|0")
     assert "unknown task" in str(raised.value)

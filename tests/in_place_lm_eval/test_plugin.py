@@ -1,12 +1,20 @@
-"""The plugin over lm-eval tasks, run as a user runs it (`pytest --evaltasks ...` in a
-subprocess): lm-eval's installed tasks and a custom YAML folder, snapshots and the version gate,
-groups and their overrides, the export, xdist, the determinism checks, changed-only runs,
-`all`, show, did-you-mean, data slices."""
+"""The plugin over lm-eval tasks, run as a user runs it (`pytest --evaltasks ...`): lm-eval's
+installed tasks and a custom YAML folder, snapshots and the version gate, groups and their
+overrides, the export, xdist, the determinism checks, changed-only runs, `all`, show,
+did-you-mean, data slices.
+
+Runs are in this process (pytester's in-process run), which saves an interpreter's start and
+lm-eval's imports per run; the builds the plugin itself starts in a fresh process (the
+determinism checks) still are, and so are runs under xdist (`fresh=True`)."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
+import pkgutil
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -19,9 +27,38 @@ from lm_eval_rows import write_rows  # noqa: E402
 QUIET = ("-p", "no:randomly", "-p", "no:hypothesispytest", "-p", "no:anyio")
 
 
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    """A user's run (offline: the conftest sets HF_HUB_OFFLINE and HF_DATASETS_OFFLINE)."""
-    return pytester.runpytest_subprocess(*QUIET, *args)
+def run(pytester: pytest.Pytester, *args: str, fresh: bool = False) -> pytest.RunResult:
+    """A user's run (offline: the conftest sets HF_HUB_OFFLINE and HF_DATASETS_OFFLINE), in
+    this process or, with `fresh=True`, in a fresh interpreter."""
+    if fresh:
+        return pytester.runpytest_subprocess(*QUIET, *args)
+    return pytester.runpytest_inprocess(*QUIET, *args)
+
+
+@pytest.fixture(scope="session")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Everything an lm-eval run imports, imported before pytester snapshots sys.modules (a
+    session fixture is set up before the function-scoped pytester): pytester drops what a run
+    imported, and torch (which lm-eval's `simple_evaluate` seeds), numpy and datasets cannot be
+    imported twice in a process. A task built once here imports them all."""
+    from pytest_evaltasks.engine.registry import Registry
+
+    for name in ("pytest_evaltasks", "syrupy"):
+        package = importlib.import_module(name)
+        for module in pkgutil.walk_packages(package.__path__, f"{name}."):
+            with contextlib.suppress(ImportError):
+                importlib.import_module(module.name)
+    tasks = quiz_project(tmp_path_factory.mktemp("imports"))
+    registry = Registry([tasks], [], tasks / "data", wanted=["quiz"])
+    for request in registry.resolve("quiz|1"):
+        registry.render(request)
+
+
+@pytest.fixture(autouse=True)
+def in_process(imported: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests rewrite hook modules within a second; a cached .pyc must not hide an edit."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
 
 
 def write(path: Path, text: str) -> Path:
@@ -129,11 +166,11 @@ def test_a_group_expands_to_its_tasks_and_names_those_it_changes(
     )
     result = run(pytester, "--evaltasks", "suite", "--collect-only", "-q")
     result.stdout.fnmatch_lines(["evaltasks::boolq|0", "evaltasks::suite::arc_easy|1"])
-    run(pytester, "--evaltasks", "suite", "--snapshot-update", "-n", "2").assert_outcomes(passed=2)
+    run(pytester, "--evaltasks", "suite", "--snapshot-update").assert_outcomes(passed=2)
     (variant,) = (tasks / "__snapshots__").glob("suite-arc_easy-1--*.txt")
     assert "group: suite\n" in variant.read_text()
     assert "num_fewshot: 1\n" in variant.read_text()
-    result = run(pytester, "--evaltasks", "all", "-n", "2")
+    result = run(pytester, "--evaltasks", "all", "-n", "2", fresh=True)
     result.assert_outcomes(passed=2)
 
 
