@@ -162,6 +162,9 @@ class LightevalModules:
         self.modules: list[LoadedModule] = []
         """The registry's import records (the same list)."""
         self._seen_files: set[Path] = set()
+        self._sources: dict[str, Path | None] = {}
+        """A config's `source_file` as a path, None when it is no file (one stat per file,
+        not per task: a module of thousands of tasks has one source file)."""
 
     def register(self, registry: Registry) -> None:
         from ..errors import RegistryError
@@ -282,8 +285,11 @@ class LightevalModules:
         from .lighteval_adapter import line_naming
 
         if isinstance(entry.raw, TaskConfig):
-            source = Path(entry.raw.source_file)
-            return (source if source.is_file() else entry.origin), entry.raw.source_line
+            named = entry.raw.source_file
+            if named not in self._sources:
+                path = Path(named)
+                self._sources[named] = path if path.is_file() else None
+            return self._sources[named] or entry.origin, entry.raw.source_line
         return entry.origin, line_naming(entry.origin, entry.name)
 
     def dependencies(self, entry: Entry) -> set[str]:

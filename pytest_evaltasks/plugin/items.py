@@ -142,15 +142,13 @@ class CheckItem(pytest.Item):
 
     def _start(self, kind: str) -> ItemResult:
         """A result recorded on the report however the item ends (as `error` until decided)."""
-        result = ItemResult(label=self.name, kind=kind)
-        self._result = result
-        return result
+        return ItemResult(label=self.name, kind=kind)
 
-    def _finish(self) -> None:
-        """Attach the result to the report, as JSON."""
-        result = getattr(self, "_result", None)
-        if result is not None:
-            self.user_properties.append((RESULT_KEY, result.to_json()))
+    def _finish(self, result: ItemResult) -> None:
+        """Attach the result to the report, as JSON. The result is never kept on the item: a
+        corpus-sized run keeps every item until the session ends, and an attribute added after
+        construction also costs each item a dict of its own."""
+        self.user_properties.append((RESULT_KEY, result.to_json()))
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
@@ -218,7 +216,7 @@ class TaskItem(CheckItem):
             with long_lived():  # a large task's docs are not rescanned by every full collection
                 self._check(result)
         finally:
-            self._finish()
+            self._finish(result)
 
     def _check(self, result: ItemResult) -> None:
         context: RunContext = self.config.stash[CONTEXT_KEY]
@@ -433,7 +431,7 @@ class ModuleItem(CheckItem):
             result.details = self._tail(report.body, DETAILS_CAP)  # the exception is last
             raise CheckFailed(report)
         finally:
-            self._finish()
+            self._finish(result)
 
     @staticmethod
     def _tail(lines: list[str], cap: int) -> list[str]:
@@ -459,7 +457,7 @@ class UnusableItem(CheckItem):
         try:
             raise CheckFailed(FailureReport(result.headline, []))
         finally:
-            self._finish()
+            self._finish(result)
 
 
 class OrphanItem(CheckItem):
@@ -479,7 +477,7 @@ class OrphanItem(CheckItem):
         try:
             self._check(context, result)
         finally:
-            self._finish()
+            self._finish(result)
 
     def _check(self, context: RunContext, result: ItemResult) -> None:
         label = self.orphan.label

@@ -69,15 +69,18 @@ def test_xdist_writes_the_serial_snapshots_and_gives_the_same_outcomes(
 
 
 NO_HEADER_READS = """\
-import os
+import pytest
 
 from pytest_evaltasks.snapshot import storage
 
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    def label_of_file(path):
-        raise AssertionError(f"a worker read the header of {path}")
 
-    storage.label_of_file = label_of_file
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):  # this run's own workers (not an outer xdist's)
+        def label_of_file(path):
+            raise AssertionError(f"a worker read the header of {path}")
+
+        storage.label_of_file = label_of_file
 """
 
 
