@@ -89,7 +89,8 @@ KEPT_IMPORTS = (
 )
 """Imported once, before pytester snapshots sys.modules, so in-process runs never drop them:
 pytester removes whatever a run imported, and numpy cannot be imported twice in a process, nor
-datasets (it registers its Arrow extension types with pyarrow, once per process). Task modules and their helpers live in each test's own folder and are dropped."""
+datasets (it registers its Arrow extension types with pyarrow, once per process). Task modules
+and their helpers live in each test's own folder and are dropped."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
