@@ -77,6 +77,8 @@ def _read_json_file(path: Path) -> list[Row]:
         raise DatasetError(f"{path}: expected a JSON array of row objects (or one object)")
     lines = text.split("\n")
     del text
+    if lines[-1] == "":
+        lines.pop()  # after the last newline: not a line (a blank one would keep the chunk slow)
     return _json_lines(path, iter([lines]))
 
 
