@@ -418,7 +418,12 @@ def build(index: dict[str, Any], spec: str | dict[str, Any], options: BuildOptio
     model = _recording_model(options.chat)
     read: list[str] = []
     output = io.StringIO()
-    with _generators_kept(), _local_datasets(options.data_dir, read), _quiet_lm_eval(output):
+    with (
+        _generators_kept(),
+        _local_datasets(options.data_dir, read),
+        _templates_compiled_once(),
+        _quiet_lm_eval(output),
+    ):
         try:
             simple_evaluate(
                 model=model,
@@ -445,6 +450,44 @@ def build(index: dict[str, Any], spec: str | dict[str, Any], options: BuildOptio
     if len(tasks) != 1:
         raise LmEvalError(f"lm-eval built {len(tasks)} tasks for {_spec_name(spec)!r}, not one")
     return _collected(tasks[0], factory.samples.get(id(tasks[0]), []), options, read)
+
+
+_TEMPLATES: dict[str, Any] = {}
+"""Jinja templates lm-eval compiled, by source text (see `_templates_compiled_once`)."""
+_TEMPLATES_KEPT = 4096
+
+
+@contextlib.contextmanager
+def _templates_compiled_once() -> Iterator[None]:
+    """lm-eval compiles a task's Jinja templates (`doc_to_text`, `doc_to_target`,
+    `doc_to_choice`, `description`) anew for every doc it formats (`utils.apply_template` calls
+    `env.from_string`): most of a task's build. While a task is built, each source text is
+    compiled once, by lm-eval's own environment, and the same `Template` reused: a compiled
+    template keeps no state between renders, so every text is what lm-eval renders."""
+    import lm_eval.utils as utils
+
+    env = utils.env
+    compile_template = env.from_string
+    saved = env.__dict__.get("from_string")
+
+    def from_string(source: Any, globals: Any = None, template_class: Any = None) -> Any:
+        if globals is not None or template_class is not None or not isinstance(source, str):
+            return compile_template(source, globals, template_class)
+        found = _TEMPLATES.get(source)
+        if found is None or found.environment is not env:
+            if len(_TEMPLATES) >= _TEMPLATES_KEPT:
+                _TEMPLATES.clear()
+            found = _TEMPLATES[source] = compile_template(source)
+        return found
+
+    env.from_string = from_string
+    try:
+        yield
+    finally:
+        if saved is None:
+            del env.from_string
+        else:
+            env.from_string = saved
 
 
 def _spec_name(spec: str | dict[str, Any]) -> str:

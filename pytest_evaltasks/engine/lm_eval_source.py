@@ -401,8 +401,10 @@ class LmEvalYaml:
         return found
 
     def _candidates(self, names: set[str]) -> list[Path]:
-        """Files without a valid record that can define one of `names`: their bytes hold one,
-        or they include (at any depth) a file whose bytes do."""
+        """Files without a valid record that can define one of `names`: their bytes hold one
+        as a whole word (the value of `task:`, `group:` or `tag:`, or a list item, is never
+        glued to another name character: `mmlu` is not in `cmmlu_anatomy`), or they include
+        (at any depth) a file whose bytes do."""
         if not names:
             return []
         needles = [name.encode("utf-8") for name in names]
@@ -412,11 +414,16 @@ class LmEvalYaml:
         if not unknown:
             return []
         holds: dict[str, bool] = {}
+        words = _word_pattern(needles)
 
         def holding(path: str) -> bool:
             if path not in holds:
                 data = self._read(path)
-                holds[path] = data is not None and any(needle in data for needle in needles)
+                holds[path] = (
+                    data is not None
+                    and any(needle in data for needle in needles)
+                    and words.search(data) is not None
+                )
             return holds[path]
 
         chosen: set[Path] = set()
@@ -798,6 +805,19 @@ def _member_names(tasks: Any) -> set[str]:
             if isinstance(item.get("task"), list):
                 found |= _member_names(item["task"])
     return found
+
+
+_NAME_BYTES = rb"A-Za-z0-9_.\-"
+"""Bytes that may continue a task name (lm-eval's names also hold `(`, `)`, which only makes
+a match more likely): a name glued to one of these is part of another name."""
+
+
+def _word_pattern(needles: list[bytes]) -> re.Pattern[bytes]:
+    """Any of `needles` as a whole word (not preceded or followed by a name byte)."""
+    ordered = sorted(set(needles), key=len, reverse=True)
+    alternatives = b"|".join(re.escape(needle) for needle in ordered)
+    edge = rb"[" + _NAME_BYTES + rb"]"
+    return re.compile(rb"(?<!" + edge + rb")(?:" + alternatives + rb")(?!" + edge + rb")")
 
 
 _INCLUDE = re.compile(rb"^include\s*:[ \t]*(.*?)[ \t]*$", re.MULTILINE)

@@ -17,7 +17,7 @@ lm_eval = pytest.importorskip("lm_eval")
 
 from lm_eval_reference import manager  # noqa: E402
 
-from pytest_evaltasks.engine.lm_eval_source import CACHE_KEY, LmEvalYaml  # noqa: E402
+from pytest_evaltasks.engine.lm_eval_source import CACHE_KEY, LmEvalYaml, _word_pattern  # noqa: E402
 from pytest_evaltasks.engine.registry import Registry  # noqa: E402
 
 
@@ -185,3 +185,14 @@ def test_an_unknown_name_gets_lm_evals_names_as_suggestions(
     with pytest.raises(Exception, match="did you mean arc_easy") as raised:
         registry.resolve("arc_eassy|0")
     assert "unknown task" in str(raised.value)
+
+
+def test_a_file_can_define_a_name_only_where_it_holds_it_as_a_whole_word() -> None:
+    """What picks the files a run parses: `mmlu` is in `task: mmlu` and `- 'mmlu'`, not in
+    `cmmlu` or `mmlu_pro` (which do not define it); names hold `.`, `-`, `(` and `)`."""
+    words = _word_pattern([b"mmlu", b"arc(x).v-1"])
+    for text in (b"task: mmlu\n", b"  - 'mmlu'", b"task: [mmlu, b]", b'"group": "mmlu"', b"mmlu"):
+        assert words.search(text), text
+    for text in (b"task: cmmlu", b"mmlu_pro", b"mmlu-pro", b"x.mmlu", b"mmlu2", b"arc(x).v-10"):
+        assert not words.search(text), text
+    assert words.search(b"task: arc(x).v-1\n")

@@ -143,13 +143,20 @@ def test_a_limit_renders_the_first_docs_and_knows_the_total(
 
 
 def test_the_global_generators_are_given_back(lm_eval_tasks: Path, tmp_path: Path) -> None:
+    """So are lm-eval's Jinja environment (its templates are compiled once per build) and
+    `datasets`' caching (off while a task is built)."""
     import random
+
+    import datasets
+    import lm_eval.utils
 
     write_rows(tmp_path, "arc_easy")
     random.seed(77)
     state = random.getstate()
     ours(lm_eval_tasks, tmp_path, "arc_easy|2")
     assert random.getstate() == state
+    assert "from_string" not in vars(lm_eval.utils.env)
+    assert datasets.is_caching_enabled()
 
 
 # --- a custom YAML folder (lm-eval's --include_path): yaml_tasks/ beside this file ----------
