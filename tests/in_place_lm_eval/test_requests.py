@@ -107,6 +107,21 @@ def test_chat_template_requests_are_lm_evals(
         assert first.endswith("<|im_start|>assistant\nThe best answer is")
 
 
+@pytest.mark.parametrize("task", ["hellaswag", "boolq", "mmlu_anatomy"])
+@pytest.mark.parametrize(("system", "multiturn"), [(None, True), ("Think first.", False)])
+def test_the_other_tasks_through_a_chat_template_are_lm_evals(
+    lm_eval_tasks: Path, tmp_path: Path, task: str, system: str | None, multiturn: bool
+) -> None:
+    write_rows(tmp_path, task)
+    template, chat = chat_of("llama3")
+    run = RunSettings(system_prompt=system, chat_template="llama3", fewshot_as_multiturn=multiturn)
+    rendered = ours(lm_eval_tasks, tmp_path, f"{task}|3", run, template)
+    assert_same(
+        rendered, reference(task, 3, tmp_path, system=system, chat=chat, multiturn=multiturn)
+    )
+    assert rendered.units[0].fields["requests"][0]["arguments"][0].startswith("<|begin_of_text|>")
+
+
 @pytest.mark.parametrize("task", ["arc_easy", "gsm8k"])
 def test_a_system_instruction_in_plain_text_is_lm_evals(
     lm_eval_tasks: Path, tmp_path: Path, task: str
