@@ -158,33 +158,53 @@ def prepare_slice(source: SliceSource, count: int, root: Path | None = None) -> 
             f"task {name!r}: split {split!r}{also} not in dataset {config.hf_repo!r} subset "
             f"{config.hf_subset!r}; it has: {', '.join(dataset)}"
         )
-    files: dict[str, bytes] = {}
-    written: dict[str, int] = {}
-    sizes: dict[str, int] = {}
     skipped = [split for split in source.splits if split not in dataset]
     reason = "not in the dataset; read only at more than 0 shots"
-    for split in source.splits:
-        if split in skipped:
-            continue
-        rows = dataset[split]
-        sizes[split] = len(rows)
-        head = rows.select(range(min(count, len(rows))))
-        lines = [_json_line(row, task.name, split, index) for index, row in enumerate(head)]
-        files[f"{split}.jsonl"] = "".join(lines).encode("utf-8")
-        written[split] = len(lines)
-    manifest = {
+    dataset_fields = {
         "hf_repo": config.hf_repo,
         "hf_subset": config.hf_subset,
         "hf_revision": config.hf_revision,
         "hf_data_files": _recorded_data_files(config.hf_repo, config.hf_data_files, root),
+    }
+    kept = [split for split in source.splits if split not in skipped]
+    notes = {"not_saved": dict.fromkeys(skipped, reason)} if skipped else {}
+    return sliced(dataset, kept, count, task.name, source.directory, dataset_fields, notes, skipped)
+
+
+def sliced(
+    dataset: Any,
+    splits: list[str],
+    count: int,
+    task_name: str,
+    directory: Path,
+    dataset_fields: dict[str, Any],
+    notes: dict[str, Any] | None = None,
+    skipped: list[str] | None = None,
+) -> PreparedSlice:
+    """The first `count` rows of each split as JSON Lines, with a MANIFEST that names the
+    dataset (`dataset_fields`, in the task source's own terms), the rows saved and each split's
+    size (then `notes`): what either task source's `--evaltasks-save-data` writes; `skipped`
+    names the splits left out."""
+    files: dict[str, bytes] = {}
+    written: dict[str, int] = {}
+    sizes: dict[str, int] = {}
+    for split in splits:
+        rows = dataset[split]
+        sizes[split] = len(rows)
+        head = rows.select(range(min(count, len(rows))))
+        lines = [_json_line(row, task_name, split, index) for index, row in enumerate(head)]
+        files[f"{split}.jsonl"] = "".join(lines).encode("utf-8")
+        written[split] = len(lines)
+    manifest = {
+        **dataset_fields,
         "saved_rows": written,
         "split_sizes": sizes,
-        **({"not_saved": dict.fromkeys(skipped, reason)} if skipped else {}),
-        "saved_for": task.name,
+        **(notes or {}),
+        "saved_for": task_name,
         "saved_on": datetime.date.today().isoformat(),
     }
     files[MANIFEST] = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
-    return PreparedSlice(source.directory, files, written, sizes, skipped)
+    return PreparedSlice(directory, files, written, sizes, skipped or [])
 
 
 def write_slice(prepared: PreparedSlice) -> SavedSlice:

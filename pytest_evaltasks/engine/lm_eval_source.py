@@ -688,10 +688,7 @@ class LmEvalYaml:
         """The first `count` rows of every split the task reads, from `datasets` (the Hub or
         its cache), for `<data root>/<dataset_path>/<dataset_name or default>/`; written by
         `data_slices.write_slice` once every slice of the run is loaded."""
-        import datetime
-        import json
-
-        from .data_slices import MANIFEST, PreparedSlice, _json_line
+        from .data_slices import sliced
         from .lm_eval_adapter import LmEvalError, dataset_of, load_for_slice, variant_config
 
         ref = self._ref(entry)
@@ -721,27 +718,12 @@ class LmEvalYaml:
                 f"task {entry.name!r}: split(s) {', '.join(map(repr, missing))} not in dataset "
                 f"{path!r} subset {name!r}; it has: {', '.join(dataset)}"
             )
-        files: dict[str, bytes] = {}
-        written: dict[str, int] = {}
-        sizes: dict[str, int] = {}
-        for split in splits:
-            rows = dataset[split]
-            sizes[split] = len(rows)
-            head = rows.select(range(min(count, len(rows))))
-            lines = [_json_line(row, entry.name, split, i) for i, row in enumerate(head)]
-            files[f"{split}.jsonl"] = "".join(lines).encode("utf-8")
-            written[split] = len(lines)
-        manifest = {
+        dataset_fields = {
             "dataset_path": path,
             "dataset_name": name,
             "dataset_kwargs": {k: v for k, v in kwargs.items() if isinstance(v, (str, int))},
-            "saved_rows": written,
-            "split_sizes": sizes,
-            "saved_for": entry.name,
-            "saved_on": datetime.date.today().isoformat(),
         }
-        files[MANIFEST] = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
-        return PreparedSlice(folder, files, written, sizes, [])
+        return sliced(dataset, list(splits), count, entry.name, folder, dataset_fields)
 
     # rendering ------------------------------------------------------------------------------
 
