@@ -30,27 +30,11 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_registry import MODULE
 from processes import Run, timed_run
 
 PER_MODULE = 625
 DOCS = 10
-
-MODULE = """\
-from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics
-
-
-def prompt(line, task_name):
-    return Doc(task_name=task_name, query=f"Q: {{line['q']}}\\nA:", choices=[" yes", " no"],
-               gold_index=line["label"])
-
-
-TASKS_TABLE = [
-    LightevalTaskConfig(name=f"{family}:{{i}}", prompt_function=prompt, hf_repo="bench/rows",
-                        hf_subset="default", metrics=[Metrics.loglikelihood_acc],
-                        evaluation_splits=["test"], few_shots_split="train")
-    for i in range({count})
-]
-"""
 
 DOCS_ONLY = """\
 import sys
@@ -74,7 +58,7 @@ def write_project(root: Path, tasks: int) -> Path:
     modules, rest = divmod(tasks, PER_MODULE)
     counts = [PER_MODULE] * modules + ([rest] if rest else [])
     for number, count in enumerate(counts):
-        text = MODULE.format(family=f"family{number:03d}", count=count)
+        text = MODULE.format(family=f"family{number:03d}", count=count, data="rows")
         (folder / f"family{number:03d}.py").write_text(text, encoding="utf-8")
     (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (root / "docs_only.py").write_text(DOCS_ONLY, encoding="utf-8")
