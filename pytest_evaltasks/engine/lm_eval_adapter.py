@@ -462,8 +462,9 @@ def _templates_compiled_once() -> Iterator[None]:
     """lm-eval compiles a task's Jinja templates (`doc_to_text`, `doc_to_target`,
     `doc_to_choice`, `description`) anew for every doc it formats (`utils.apply_template` calls
     `env.from_string`): most of a task's build. While a task is built, each source text is
-    compiled once, by lm-eval's own environment, and the same `Template` reused: a compiled
-    template keeps no state between renders, so every text is what lm-eval renders."""
+    compiled by lm-eval's own environment once per process (kept across the run's tasks, at
+    most `_TEMPLATES_KEPT` texts) and the same `Template` reused: a compiled template keeps no
+    state between renders, so every text is what lm-eval renders."""
     import lm_eval.utils as utils
 
     env = utils.env
