@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import example as known_case
 from hypothesis import strategies as st
 
 from pytest_evaltasks import Doc, FewShotSampler, Task, TaskConfig
@@ -351,3 +352,65 @@ def test_output_is_independent_of_pythonhashseed(tmp_path: Path) -> None:
     assert outputs[0] == outputs[1]
     in_process = json.dumps(load_render_all()(tasks, data), sort_keys=True)
     assert outputs[0].strip() == in_process
+
+
+JSON_FRAGMENTS = [
+    '{"a": 1}', '{"a": [1', '2]}', '{"a": [{"b": 1}', '{"c": 2}]}', '{"x": 1}, {"y": 2}',
+    '{"x": 1}],[{"y": 2}', "", "  ", '  {"a": 3}  ', '{"a": "\\u2028 \\u0085"}', "[1]",
+    '{"a": 1}\u00a0', '{"a": 1, "a": 2}', '{"q": "x"} ', "{", "}", '"s"',
+]  # fmt: skip
+"""Line pieces: whole objects, objects spread over lines, two values on a line, blanks."""
+
+
+def _reference_rows(lines: list[str]) -> list[Any] | None:
+    """JSON Lines read line by line: each non-blank line one object, else None (refused)."""
+    rows = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line, object_pairs_hook=_no_repeats)
+        except ValueError:
+            return None
+        if not isinstance(value, dict):
+            return None
+        rows.append(value)
+    return rows
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    row = dict(pairs)
+    if len(row) != len(pairs):
+        raise ValueError("repeated key")
+    return row
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(JSON_FRAGMENTS), min_size=1, max_size=8),
+    st.sampled_from([1, 12, 1 << 21]),
+)
+@known_case(['{"a": [{"b": 1}', '{"c": 2}]}', '{"x": 1}, {"y": 2}'], 1 << 21)
+def test_json_lines_give_one_row_per_line_or_an_error(pieces: list[str], chunk: int) -> None:
+    """Whatever the lines and wherever the chunks end, the reader's rows are the line-by-line
+    reading's (one object per non-blank line, typed by column), or it refuses the file as that
+    reading does."""
+    from pytest_evaltasks.engine import local_files
+    from pytest_evaltasks.errors import DatasetError
+
+    text = "\n".join(pieces) + "\n"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rows.jsonl"
+        path.write_text(text, encoding="utf-8")
+        expected = _reference_rows(text.split("\n"))
+        saved = local_files.CHUNK_CHARS
+        local_files.CHUNK_CHARS = chunk
+        try:
+            if expected is None:
+                with pytest.raises(DatasetError):
+                    local_files.read_rows_file(path)
+            else:
+                typed = local_files.normalise_json_rows(expected)  # columns typed as a whole
+                assert local_files.read_rows_file(path) == typed
+        finally:
+            local_files.CHUNK_CHARS = saved

@@ -668,6 +668,15 @@ REFUSED_LIKE_DATASETS = {
     "duplicate-key": ('{"a": 1}\n{"a": 1, "a": 2}\n', ":2:", "key 'a' appears twice"),
     "lone-surrogate": ('{"a": "ok"}\n{"a": "x\\ud800y"}\n', ":2:", "lone surrogate"),
     "bad-line": ('{"a": 1}\n{"a": 1}\n{"a": oops}\n', ":3:7:", "invalid JSON Lines"),
+    # A value spread over two lines beside a line of two values: as many rows as lines, once
+    # the lines are joined, but not one row per line.
+    "spread-and-two-on-a-line": (
+        '{"a": [{"b": 1}\n{"c": 2}]}\n{"x": 1}, {"y": 2}\n',
+        ":1:",
+        "invalid JSON Lines",
+    ),
+    "spread-and-bracketed-pair": ('{"a": [[1\n2]]}\n{"x": 1}],[{"y": 2}\n', ":1:", "invalid"),
+    "unicode-space-after-the-object": ('{"a": 1}\u00a0\n', ":1:", "two JSON values on one line"),
 }
 
 

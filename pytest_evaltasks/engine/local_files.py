@@ -83,18 +83,20 @@ def _read_json_file(path: Path) -> list[Row]:
 
 
 CHUNK_CHARS = 1 << 21
-"""Characters of JSON Lines parsed by one `json.loads` (about 2 MB of text)."""
+"""Characters of JSON Lines read and parsed at a time (about 2 MB of text)."""
 
 
 def _json_lines(path: Path, chunks: Iterator[list[str]]) -> list[Row]:
-    """JSON Lines, one `json.loads` per chunk of lines; a chunk that fails, line by line.
+    """JSON Lines, each line decoded where it stands; a chunk with any other line, line by line.
 
     Lines are separated by `\\n` only, as in JSON Lines and Arrow's reader: `str.splitlines`
     would also split at U+2028, U+0085 and friends, which may appear raw inside JSON strings.
-    A raw newline cannot occur inside a JSON value, so joining a chunk's lines with `,` yields
-    one array with the same rows, unless a line holds two values (`{...}, {...}`), which the
-    count of rows then shows, or is blank; that chunk, and any invalid one, takes the
-    line-by-line path, which skips blank lines and names the offending line. Lone surrogate
+    The fast path takes a line only when one object starts at its first character and nothing
+    but whitespace follows it, so every row is exactly one line: a value spread over two lines,
+    two values on one line, a blank or indented line all send their chunk to the line-by-line
+    path, which skips blank lines and names the offending line. (Parsing a chunk as one array
+    of its lines joined by `,` is no faster, and it can pair lines wrongly: a value spread over
+    two lines and a line holding two values give the right count of rows.) Lone surrogate
     escapes are looked for once every line has parsed, so a file with both problems names the
     invalid line, as a line-by-line reading of the whole file would.
     """
@@ -102,19 +104,14 @@ def _json_lines(path: Path, chunks: Iterator[list[str]]) -> list[Row]:
     escapes: list[tuple[int, int, int, list[str]]] = []
     first = 1
     for lines in chunks:
-        joined = f"[{','.join(lines)}]"
-        try:
-            parsed: list[Any] = json.loads(joined, object_pairs_hook=_unique_keys)
-        except (json.JSONDecodeError, _DuplicateKey):
-            parsed = []
-        if len(parsed) != len(lines) or not all(type(row) is dict for row in parsed):
+        parsed = _whole_lines(lines)
+        if parsed is None:
             parsed = [
                 _parse_line(path, number, line.rstrip("\n"))
                 for number, line in _numbered(lines, first)
             ]
-        if _SURROGATE_ESCAPE.search(joined):
+        if _SURROGATE_ESCAPE.search("".join(lines)):
             escapes.append((first, len(rows), len(parsed), lines))
-        del joined
         rows.extend(parsed)
         del parsed
         first += len(lines)
@@ -123,6 +120,23 @@ def _json_lines(path: Path, chunks: Iterator[list[str]]) -> list[Row]:
             _numbered(lines, first), rows[start : start + count], strict=True
         ):
             _checked_row(path, number, row)
+    return rows
+
+
+def _whole_lines(lines: list[str]) -> list[Row] | None:
+    """Each line's one object, or None when any line is not exactly one object (then the
+    caller reads the chunk line by line, which names the problem)."""
+    decode = _DECODER.raw_decode
+    rows: list[Row] = []
+    append = rows.append
+    try:
+        for line in lines:
+            row, end = decode(line)
+            if type(row) is not dict or (end != len(line) and line[end:].strip(_JSON_SPACE)):
+                return None
+            append(row)
+    except (json.JSONDecodeError, _DuplicateKey):
+        return None
     return rows
 
 
@@ -154,6 +168,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         raise _DuplicateKey(f"key {repeated!r} appears twice in one object")
     return row
 
+
+_JSON_SPACE = " \t\n\r"
+"""What JSON counts as whitespace (not NBSP and the other Unicode spaces)."""
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+"""Decodes one line's object at its start (`raw_decode`), keys checked for repeats."""
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
