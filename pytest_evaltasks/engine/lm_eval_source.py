@@ -60,19 +60,19 @@ def is_lm_eval_folder(directory: Path) -> bool:
     """A folder of lm-eval YAML task configs: a `*.yaml` at any depth with a top-level `task`,
     `group` or `class` key, and no lighteval-style module (a top-level `*.py` that names
     `TASKS_TABLE`) beside them."""
-    installed = _installed_folder()
-    if installed is not None and _same(directory, installed):
-        return True
     try:
         top = list(directory.glob("*.py"))
     except OSError:
         return False
-    for path in top:
+    for path in top:  # first, so a folder of task modules never asks where lm-eval is
         try:
             if b"TASKS_TABLE" in path.read_bytes():
                 return False
         except OSError:
             continue
+    installed = _installed_folder()
+    if installed is not None and _same(directory, installed):
+        return True
     for folder, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.startswith("."))
         for name in sorted(files):

@@ -86,8 +86,9 @@ class EvalTasksCollector(pytest.Collector):
             recorded = context.plan.recorded.get(request.key, [])
             for key in [*allowed_keys, *(k for k in recorded if k not in allowed_keys)]:
                 name = item_name(request.label, key)
-                path = context.options.snapshot_dir / snapshot_filename(name)
+                filename = snapshot_filename(name)
                 if key in recorded and key not in allowed(module, request.name, [key]):
+                    path = context.options.snapshot_dir / filename
                     reason = (
                         f"records the rendering {key!r} of {request.label!r}, which its task "
                         f"module's {MODULE_VARIABLE} no longer allows"
@@ -105,7 +106,8 @@ class EvalTasksCollector(pytest.Collector):
                         rendering=key,
                         source=source,
                         line=line,
-                        snapshot_path=path,
+                        snapshot_dir=context.options.snapshot_dir,
+                        snapshot_name=filename,
                     )
                 )
         for unusable in context.plan.unusable:
@@ -199,15 +201,27 @@ class TaskItem(CheckItem):
         rendering: str,
         source: Path,
         line: int,
-        snapshot_path: Path,
+        snapshot_dir: Path,
+        snapshot_name: str,
         **kwargs: Any,
     ) -> None:
         super().__init__(path=source, **kwargs)
         self.request = request
         self.rendering = rendering
         self.source_line = line
-        self.snapshot_path = snapshot_path
-        self.obj = _ItemObject(self.name)
+        self._snapshot_dir = snapshot_dir  # one object for the run's items
+        self._snapshot_name = snapshot_name
+
+    @property
+    def snapshot_path(self) -> Path:
+        """The item's snapshot file. Made when asked for: a corpus-sized run keeps every item
+        until the session ends, and a path object per item would cost a few hundred bytes."""
+        return self._snapshot_dir / self._snapshot_name
+
+    @property
+    def obj(self) -> _ItemObject:
+        """What syrupy's location reads (made when asked for, as `snapshot_path`)."""
+        return _ItemObject(self.name)
 
     def runtest(self) -> None:
         """Build, judge against the recorded snapshots, then pass, write, or fail."""
@@ -296,7 +310,7 @@ class TaskItem(CheckItem):
     def _where(self, context: RunContext) -> str:
         """The snapshot file as messages name it: relative to the root when inside it (the
         folder is resolved once per run, not once per item)."""
-        return f"{context.snapshot_folder_shown}/{self.snapshot_path.name}"
+        return f"{context.snapshot_folder_shown}/{self._snapshot_name}"
 
     def _recorded(self, context: RunContext) -> RecordedInput:
         """The working copy's snapshot file, as found."""
@@ -312,7 +326,7 @@ class TaskItem(CheckItem):
         base = context.base
         if base is None:
             return None
-        name = self.snapshot_path.name
+        name = self._snapshot_name
         where = base.where(name)
         raw = base.files.get(name)
         if raw is None:

@@ -16,7 +16,7 @@ from ..snapshot.gate import Outcome
 RESULT_KEY = "evaltasks"
 
 
-@dataclass
+@dataclass(slots=True)
 class ItemResult:
     """What one item found and did."""
 
