@@ -84,15 +84,24 @@ def lint(result: TaskResult, ignored: Iterable[str] = ()) -> list[Finding]:
                 details[rule] = detail
     kinds: dict[tuple[Any, ...], tuple[bool, bool]] = {}
     shots: dict[tuple[int, ...], bool] = {}
-    scored_docs: list[tuple[str, Doc]] = []
+    by_count: dict[int, list[str]] = defaultdict(list)  # scored docs, by number of choices
+    seen: dict[tuple[str, tuple[Any, ...]], str] = {}
+    repeats: list[str] = []
     for label, doc in result.docs:
         key = tuple(doc.sampling_methods)
         kind = kinds.get(key)
         if kind is None or not key:
             kind = kinds[key] = _kind(doc)
-        if kind[0]:
-            scored_docs.append((label, doc))
-        for rule in _doc_findings(doc, *kind):
+        plain = _plain_choices(doc)  # the common case, worked out once for every rule
+        choices = _choice_keys(doc) if plain is None else tuple(plain)
+        if kind[0] and len(choices) > 1:
+            by_count[len(choices)].append(label)
+        asked = (doc.query, choices)
+        if asked in seen:
+            repeats.append(label)
+        else:
+            seen[asked] = label
+        for rule in _doc_findings(doc, plain, choices, *kind):
             if rule not in skip:
                 found[rule].append(label)
                 if rule == "stop-in-gold" and rule not in details:
@@ -105,14 +114,11 @@ def lint(result: TaskResult, ignored: Iterable[str] = ()) -> list[Finding]:
                 repeated = shots[ids] = _repeats(examples)
             if repeated and "identical-fewshots" not in skip:
                 found["identical-fewshots"].append(label)
-    for rule, check_all in _SET_RULES.items():
-        if rule not in skip:
-            labels, detail = check_all(
-                scored_docs if rule == "choice-count-varies" else result.docs
-            )
-            if labels:
-                found[rule] = labels
-                details[rule] = detail
+    over_all = {"choice-count-varies": _odd_counts(by_count), "duplicate-docs": (repeats, "")}
+    for rule, (labels, detail) in over_all.items():
+        if rule not in skip and labels:
+            found[rule] = labels
+            details[rule] = detail
     return [Finding(rule, found[rule], details.get(rule, "")) for rule in RULES if rule in found]
 
 
@@ -215,9 +221,11 @@ def _kind(doc: Doc) -> tuple[bool, bool]:
     return SamplingMethod.LOGPROBS.value in methods, SamplingMethod.GENERATIVE.value in methods
 
 
-def _doc_findings(doc: Doc, scored: bool, generative: bool) -> Iterator[str]:
-    """The names of the per-doc rules `doc` breaks."""
-    plain = _plain_choices(doc)
+def _doc_findings(
+    doc: Doc, plain: list[str] | None, keys: tuple[Any, ...], scored: bool, generative: bool
+) -> Iterator[str]:
+    """The names of the per-doc rules `doc` breaks (`plain`: its choices when a list of
+    strings; `keys`: one hashable value per choice)."""
     choices = plain if plain is not None else _choice_texts(doc)
     end = _prompt_end(doc)
     if end in (" ", "\t"):
@@ -229,7 +237,6 @@ def _doc_findings(doc: Doc, scored: bool, generative: bool) -> Iterator[str]:
             yield "glued-at-join"
     if not doc.query.strip() or (scored and any(not choice.strip() for choice in choices)):
         yield "empty-text"
-    keys = plain if plain is not None else _choice_keys(doc)
     if len(set(keys)) < len(keys):
         yield "duplicate-choices"
     if generative:
@@ -308,36 +315,12 @@ def _golds(doc: Doc) -> list[str]:
 # --- rules over all docs ----------------------------------------------------------------------
 
 
-def _choice_counts(docs: list[tuple[str, Doc]]) -> tuple[list[str], str]:
-    """Multiple-choice docs whose number of choices is not the most common one (`docs` are the
-    docs scored by their choices)."""
-    counts: dict[int, list[str]] = defaultdict(list)
-    for label, doc in docs:
-        number = len(_choice_keys(doc))
-        if number > 1:
-            counts[number].append(label)
-    if len(counts) < 2:
+def _odd_counts(by_count: dict[int, list[str]]) -> tuple[list[str], str]:
+    """Multiple-choice docs whose number of choices is not the most common one, from the
+    scored docs' labels by their number of choices."""
+    if len(by_count) < 2:
         return [], ""
-    usual = max(counts, key=lambda n: len(counts[n]))
-    odd = [label for n, labels in sorted(counts.items()) if n != usual for label in labels]
-    sizes = ", ".join(f"{n}: {len(labels)} docs" for n, labels in sorted(counts.items()))
+    usual = max(by_count, key=lambda n: len(by_count[n]))
+    odd = [label for n, labels in sorted(by_count.items()) if n != usual for label in labels]
+    sizes = ", ".join(f"{n}: {len(labels)} docs" for n, labels in sorted(by_count.items()))
     return odd, f"choices per doc: {sizes}"
-
-
-def _duplicate_docs(docs: list[tuple[str, Doc]]) -> tuple[list[str], str]:
-    """Docs whose query and choices repeat an earlier doc's."""
-    seen: dict[tuple[str, tuple[Any, ...]], str] = {}
-    repeats: list[str] = []
-    for label, doc in docs:
-        key = (doc.query, _choice_keys(doc))
-        if key in seen:
-            repeats.append(label)
-        else:
-            seen[key] = label
-    return repeats, ""
-
-
-_SET_RULES: dict[str, Callable[[list[tuple[str, Doc]]], tuple[list[str], str]]] = {
-    "choice-count-varies": _choice_counts,
-    "duplicate-docs": _duplicate_docs,
-}
