@@ -8,9 +8,10 @@ So three things are observed:
 
 - every call of `builtins.__import__` and `importlib.import_module` while a recorder is active
   (cached modules included: the statement runs, so it is seen);
-- every file opened in the process once this module is first used (an audit hook), attributed
-  to the project file whose code opened it (the innermost frame of a project file), and, while
-  a recorder is active, to the recorder too;
+- every file opened and every folder listed in the process once this module is first used (an
+  audit hook; the import system's own listings aside), attributed to the project file whose
+  code did it (the innermost frame of a project file), and, while a recorder is active, to the
+  recorder too: a file added to a listed folder changes what the code sees;
 - the import statements of every project module reached (read from its source), which covers
   modules that were loaded before recording began.
 
@@ -55,34 +56,91 @@ def install() -> None:
             _hook_installed = True
 
 
+_LISTINGS = frozenset({"os.listdir", "os.scandir"})
+"""Audit events of a folder being listed (`glob`, `pathlib`'s `glob` and `iterdir` and
+`os.walk` list through them): a file added to a listed folder changes what the code sees,
+though no file it opened changed."""
+
+
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    if event != "open" or not args:
-        return
-    path = args[0]
-    if isinstance(path, int) or path is None:
-        return
-    try:
-        opened = os.path.abspath(os.fsdecode(path))
-    except (TypeError, ValueError):
-        return
-    if any(part in opened for part in _INSTALLED) or "__pycache__" in opened:
+    if event == "open":
+        if args:
+            _opened(args[0])
+    elif event in _LISTINGS:
+        _listed(args[0] if args else None)
+
+
+def _opened(path: Any) -> None:
+    """A file opened: every active recorder's, and the innermost project code file's."""
+    opened = _absolute_path(path)
+    if opened is None:
         return
     for recorder in _active:
         recorder.files.add(opened)
-    frame = sys._getframe(1)
+    frame = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if (
-            filename.endswith(".py")
-            and not filename.startswith(_PACKAGE_DIR)
-            and not any(part in filename for part in _INSTALLED)
-            and os.path.isabs(filename)
-            and not filename.startswith(sys.prefix)
-            and not filename.startswith(sys.base_prefix)
-        ):
+        if _is_project_code(filename):
             _opened_by.setdefault(filename, set()).add(opened)
             return
         frame = frame.f_back  # type: ignore[assignment]
+
+
+def _listed(path: Any) -> None:
+    """A folder listed by project code itself (through the standard library): recorded as the
+    folder's path with a trailing separator. Listings by the import system, by installed
+    libraries (a dataset loader resolving its files, which it may skip when cached) and by this
+    package (a task's data, a dependency of its own) are not the task's code looking."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith("<frozen importlib"):
+            return  # the import system looking for modules
+        if not _is_standard_library(filename):
+            break
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None or not _is_project_code(frame.f_code.co_filename):
+        return
+    listed = _absolute_path("." if path is None else path)
+    if listed is None:
+        return
+    folder = os.path.join(listed, "")
+    for recorder in _active:
+        recorder.files.add(folder)
+    _opened_by.setdefault(frame.f_code.co_filename, set()).add(folder)
+
+
+def _absolute_path(path: Any) -> str | None:
+    """An audited path as an absolute one; None for a descriptor, an installed file or a
+    bytecode cache."""
+    if isinstance(path, int) or path is None:
+        return None
+    try:
+        absolute = os.path.abspath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return None
+    if any(part in absolute for part in _INSTALLED) or "__pycache__" in absolute:
+        return None
+    return absolute
+
+
+def _is_project_code(filename: str) -> bool:
+    """A code file of the project: not this package, an installed library or the interpreter."""
+    return (
+        filename.endswith(".py")
+        and not filename.startswith(_PACKAGE_DIR)
+        and not any(part in filename for part in _INSTALLED)
+        and os.path.isabs(filename)
+        and not filename.startswith(sys.prefix)
+        and not filename.startswith(sys.base_prefix)
+    )
+
+
+def _is_standard_library(filename: str) -> bool:
+    """Code of the interpreter itself (frozen modules included), not an installed library."""
+    return filename.startswith("<") or (
+        filename.startswith(sys.base_prefix) and not any(part in filename for part in _INSTALLED)
+    )
 
 
 class InputRecorder:
@@ -202,7 +260,8 @@ def _project(path: str, within: str) -> bool:
 
 def inputs_of(modules: Iterable[str], files: Iterable[str], within: Path) -> set[str]:
     """The project files reached from `modules` (imported) and `files` (opened): every project
-    module in their import closure, and every file their code opened. Absolute paths."""
+    module in their import closure, and every file their code opened or folder it listed.
+    Absolute paths; a folder's ends with a separator."""
     base = str(within.resolve())
     found: set[str] = set()
     stack = [path for name in modules if (path := module_file(name)) is not None]
@@ -220,6 +279,18 @@ def inputs_of(modules: Iterable[str], files: Iterable[str], within: Path) -> set
                 if (module_path := module_file(name)) is not None
             )
     return found
+
+
+def recorded_input(path: str, root: Path) -> str:
+    """An input as a snapshot records it: relative to the root, with `/` separators; a listed
+    folder keeps its trailing `/`."""
+    shown = Path(os.path.relpath(path, root)).as_posix()
+    return shown + "/" if path.endswith(os.sep) else shown
+
+
+def is_folder(path: str) -> bool:
+    """Whether an input (absolute or as recorded) is a listed folder."""
+    return path.endswith(("/", os.sep))
 
 
 _PACKAGES: dict[str, str] = {}

@@ -55,7 +55,7 @@ def build_here(
     files live in (the git checkout, or the root). A task whose source renders units (lm-eval's
     YAML tasks) is rendered by its source, and the files the source knows it reads count too."""
     from ..engine.collection import checkpoint
-    from ..engine.inputs import InputRecorder, inputs_of
+    from ..engine.inputs import InputRecorder, inputs_of, recorded_input
 
     if registry.renders_units(request.name):
         from ..snapshot.units import units_snapshot
@@ -67,7 +67,7 @@ def build_here(
         caches = tuple(os.path.join(os.path.abspath(c), "") for c in rendered.caches)
         read = inputs_of(seen.modules, seen.files | known, within or root)
         read = {path for path in read if not path.startswith(caches)}
-        inputs = tuple(Path(os.path.relpath(path, root)).as_posix() for path in read)
+        inputs = tuple(recorded_input(path, root) for path in read)
         return units_snapshot(rendered, run, template, root, hash_seed, inputs, label)
     task = registry.make_task(request)
     with InputRecorder() as seen:
@@ -78,7 +78,7 @@ def build_here(
     read = inputs_of(seen.modules, seen.files, base)
     if loaded is not None:
         read |= _module_inputs(loaded, base)
-    inputs = tuple(Path(os.path.relpath(path, root)).as_posix() for path in read)
+    inputs = tuple(recorded_input(path, root) for path in read)
     return build_snapshot(task, result, run, template, root, hash_seed, inputs, label)
 
 

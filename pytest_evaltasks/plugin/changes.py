@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..engine.inputs import is_folder
 from ..engine.rows import local_dataset_dir
 from ..snapshot.line_text import unescape_line
 from ..snapshot.parse import SnapshotFileError, normalise, parse_head
@@ -102,6 +103,22 @@ class ChangedFiles:
     """Changed paths, absolute, as git names them and resolved through links."""
     folders: frozenset[str]
     """Changed paths that are folders (submodules) or links to folders: all below them count."""
+
+    def changed_input(self, path: str) -> str | None:
+        """The changed path that makes an input (absolute) changed: the file itself (or a
+        changed folder holding it), or, for a listed folder (a trailing separator), the first
+        changed path inside it; None when it did not change."""
+        if not is_folder(path):
+            return path if self.touches(path) else None
+        folder = path.rstrip(os.sep)
+        if self.touches(folder):
+            return folder
+        inside = sorted(
+            candidate
+            for candidate in self.paths
+            if candidate.startswith(path) or candidate.startswith(os.path.realpath(folder) + os.sep)
+        )
+        return inside[0] if inside else None
 
     def touches(self, path: str) -> bool:
         """Whether `path` (absolute) is, or is under, a changed path, as given or resolved."""
@@ -272,12 +289,23 @@ def _module_reasons(
         origin = str(loaded.path.resolve())
         modules = {loaded.name, *(t for targets in loaded.edges.values() for t in targets)}
         read = inputs_of(modules, {origin, *loaded.opened}, changed.top)
-        found = [f"{shown(path)} changed" for path in sorted(read) if changed.touches(path)]
+        found = [reason for path in sorted(read) if (reason := _input_reason(changed, path, shown))]
         if changed.touches(origin) and f"{shown(origin)} changed" not in found:
             found.append(f"{shown(origin)} changed")
         if found:
             reasons[loaded.path] = found
     return reasons
+
+
+def _input_reason(changed: ChangedFiles, path: str, shown: Callable[[str], str]) -> str | None:
+    """Why a task is selected by one of its inputs (absolute; a listed folder ends with a
+    separator), or None when that input did not change."""
+    found = changed.changed_input(path)
+    if found is None:
+        return None
+    if is_folder(path) and found != path.rstrip(os.sep):
+        return f"{shown(found)} changed (in {shown(path.rstrip(os.sep))}/, which its code lists)"
+    return f"{shown(found)} changed"
 
 
 def _data_reasons(
@@ -350,9 +378,13 @@ def _recorded_inputs(changed: ChangedFiles, snapshot_dir: Path, root: Path) -> d
             reasons.append(f"{shown(path)} records no inputs")
             continue
         for relative in inputs:
-            absolute = os.path.normpath(os.path.join(str(root), unescape_line(relative)))
-            if changed.touches(absolute):
-                reasons.append(f"{shown(absolute)} changed")
+            recorded = unescape_line(relative)
+            absolute = os.path.normpath(os.path.join(str(root), recorded))
+            reason = _input_reason(
+                changed, absolute + os.sep if is_folder(recorded) else absolute, shown
+            )
+            if reason is not None:
+                reasons.append(reason)
     return found
 
 

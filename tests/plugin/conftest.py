@@ -93,6 +93,14 @@ datasets (it registers its Arrow extension types with pyarrow, once per process)
 and their helpers live in each test's own folder and are dropped."""
 
 
+def forget_observed_reads() -> None:
+    """Start an in-process run as a fresh process starts: without the files earlier runs' code
+    was seen to open (kept for the life of a process), which a real run never has."""
+    from pytest_evaltasks.engine import inputs
+
+    inputs._opened_by.clear()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
@@ -163,6 +171,7 @@ class EvalProject:
         fresh = self.subprocess if subprocess is None else subprocess
         if fresh or SUBPROCESS_ALWAYS:
             return self.pytester.runpytest_subprocess(*UNRELATED_PLUGINS, *args)
+        forget_observed_reads()
         return self.pytester.runpytest_inprocess(*UNRELATED_PLUGINS, *args)
 
     def snapshot(self, key: str, directory: Path | None = None) -> Path:

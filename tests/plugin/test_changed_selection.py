@@ -74,10 +74,12 @@ def selected(project: EvalProject, *extra: str) -> list[str]:
 
 
 def assert_caught(project: EvalProject, label: str, *extra: str) -> None:
-    """The full run fails for `label`, and the changed-only run selects it."""
+    """The changed-only run selects `label`, and the full run fails for it. The selection
+    comes first, as in CI: it must not lean on what an earlier build in the same test process
+    saw."""
+    assert f"evaltasks::{label}" in selected(project, *extra)
     full = project.run("--evaltasks", "all", *extra)
     assert f"FAILED evaltasks::{label}" in full.stdout.str(), full.stdout.str()
-    assert f"evaltasks::{label}" in selected(project, *extra)
 
 
 def write(path: Path, text: str) -> None:
@@ -139,6 +141,33 @@ def test_a_template_file_read_by_the_task(project: EvalProject, when: str) -> No
     commit_recorded(project)
     write(template, '{"prefix": "Question: "}\n')
     assert_caught(project, "templated|0")
+
+
+@pytest.mark.parametrize(
+    ("when", "listing"),
+    [
+        ("import", "sorted(FOLDER.glob('*.txt'))"),
+        ("call", "sorted(FOLDER.iterdir())"),
+        ("call", "sorted(FOLDER / name for name in os.listdir(FOLDER))"),
+        ("import", "sorted(pathlib.Path(d, f) for d, _, fs in os.walk(FOLDER) for f in fs)"),
+    ],
+)
+def test_a_folder_the_task_lists(project: EvalProject, when: str, listing: str) -> None:
+    """The prompt joins every file of a folder: a file added there changes the prompts, though
+    no file the task opened changed."""
+    folder = project.root / "tasks" / "parts"
+    write(folder / "a.txt", "Q")
+    join = f'"".join(path.read_text() for path in {listing}) + ": "'
+    imports = 'import os, pathlib\nFOLDER = pathlib.Path(__file__).parent / "parts"'
+    if when == "import":
+        task_module(project, "listed", "prefix = PREFIX", imports=f"{imports}\nPREFIX = {join}")
+    else:
+        task_module(project, "listed", f"prefix = {join}", imports=imports)
+    task_module(project, "other", 'prefix = "O: "')
+    commit_recorded(project)
+    write(folder / "b.txt", "uestion")
+    assert_caught(project, "listed|0")
+    assert "evaltasks::other|0" not in selected(project)
 
 
 def test_a_helper_that_conftest_imported_first(project: EvalProject) -> None:

@@ -1,0 +1,56 @@
+"""What a task's code reads, as the recorder observes it: files opened, folders listed, and not
+the import system's own look-ups (which would make every change in a task folder select every
+task of it)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_evaltasks.engine.inputs import InputRecorder, inputs_of, is_folder, recorded_input
+
+
+def test_a_listed_folder_is_recorded_with_a_trailing_separator(tmp_path: Path) -> None:
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "a.txt").write_text("a", encoding="utf-8")
+    with InputRecorder() as seen:
+        names = sorted(path.name for path in folder.glob("*.txt"))
+        os.listdir(folder)
+        list(os.walk(folder))
+    assert names == ["a.txt"]
+    assert os.path.join(str(folder), "") in seen.files
+    assert str(folder) not in seen.files  # a folder is never taken for a file of that name
+    assert inputs_of((), seen.files, tmp_path) >= {os.path.join(str(folder), "")}
+
+
+def test_the_import_system_listing_a_package_is_not_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "freshpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "helper.py").write_text("VALUE = 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    try:
+        with InputRecorder() as seen:
+            module = importlib.import_module("freshpkg.helper")
+        assert module.VALUE == 1
+        assert not any(is_folder(path) for path in seen.files), seen.files
+        assert "freshpkg.helper" in seen.modules
+    finally:
+        for name in ("freshpkg.helper", "freshpkg"):
+            sys.modules.pop(name, None)
+
+
+def test_a_recorded_folder_keeps_its_slash_and_a_file_has_none(tmp_path: Path) -> None:
+    assert recorded_input(os.path.join(str(tmp_path), "tasks", "parts", ""), tmp_path) == (
+        "tasks/parts/"
+    )
+    assert recorded_input(str(tmp_path / "tasks" / "a.txt"), tmp_path) == "tasks/a.txt"
+    assert is_folder("tasks/parts/") and not is_folder("tasks/a.txt")
