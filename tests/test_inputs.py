@@ -54,3 +54,16 @@ def test_a_recorded_folder_keeps_its_slash_and_a_file_has_none(tmp_path: Path) -
     )
     assert recorded_input(str(tmp_path / "tasks" / "a.txt"), tmp_path) == "tasks/a.txt"
     assert is_folder("tasks/parts/") and not is_folder("tasks/a.txt")
+
+
+def test_a_library_listing_for_project_code_is_recorded(tmp_path: Path) -> None:
+    """A template loader listing its folder when the task's code asks it to."""
+    import jinja2
+
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    (folder / "a.j2").write_text("{{ q }}", encoding="utf-8")
+    loader = jinja2.FileSystemLoader(str(folder))
+    with InputRecorder() as seen:
+        assert loader.list_templates() == ["a.j2"]
+    assert os.path.join(str(folder), "") in seen.files

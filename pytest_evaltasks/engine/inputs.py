@@ -87,19 +87,20 @@ def _opened(path: Any) -> None:
 
 
 def _listed(path: Any) -> None:
-    """A folder listed by project code itself (through the standard library): recorded as the
-    folder's path with a trailing separator. Listings by the import system, by installed
-    libraries (a dataset loader resolving its files, which it may skip when cached) and by this
-    package (a task's data, a dependency of its own) are not the task's code looking."""
+    """A folder listed on behalf of project code (directly, through the standard library, or
+    through a library it called, such as a template loader's `list_templates`): recorded as the
+    folder's path with a trailing separator, and attributed to that code file. Listings by the
+    import system, or by this package's machinery (a task's data, a dependency of its own; a
+    dataset loader resolving files it may skip when cached), are not the task's code looking."""
     frame = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if filename.startswith("<frozen importlib"):
-            return  # the import system looking for modules
-        if not _is_standard_library(filename):
+        if filename.startswith("<frozen importlib") or filename.startswith(_PACKAGE_DIR):
+            return
+        if _is_project_code(filename):
             break
         frame = frame.f_back  # type: ignore[assignment]
-    if frame is None or not _is_project_code(frame.f_code.co_filename):
+    if frame is None:
         return
     listed = _absolute_path("." if path is None else path)
     if listed is None:
@@ -133,13 +134,6 @@ def _is_project_code(filename: str) -> bool:
         and os.path.isabs(filename)
         and not filename.startswith(sys.prefix)
         and not filename.startswith(sys.base_prefix)
-    )
-
-
-def _is_standard_library(filename: str) -> bool:
-    """Code of the interpreter itself (frozen modules included), not an installed library."""
-    return filename.startswith("<") or (
-        filename.startswith(sys.base_prefix) and not any(part in filename for part in _INSTALLED)
     )
 
 
