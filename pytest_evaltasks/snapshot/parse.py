@@ -272,7 +272,12 @@ def recorded_label(head_text: str) -> str | None:
     """The task label the start of a file records (its `name:`), through the same parser; None
     when it is not a readable snapshot."""
     cut = head_text.rfind("\n")  # the bytes read may end inside a line
-    text = normalise(head_text[: cut + 1] if cut != -1 else head_text)
+    text = head_text[: cut + 1] if cut != -1 else head_text
+    task = text.find("\n[task]\n")
+    end = text.find("\n[", task + 1) if task != -1 else -1
+    if end != -1:
+        text = text[: end + 1]  # the name is in [task]: what follows is read when checked
+    text = normalise(text)
     try:
         head = parse_head(text, complete=False)
     except SnapshotFileError:
