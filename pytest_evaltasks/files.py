@@ -41,14 +41,31 @@ def write_atomic(path: Path, data: bytes) -> None:
         except BaseException:
             temp.unlink(missing_ok=True)
             raise
-        written = path.read_bytes()
+        landed = holds(path, data)
+        size = path.stat().st_size
     except OSError as exc:
         raise WriteError(f"could not write {path}: {exc.strerror or exc}") from exc
-    if written != data:
+    if not landed:
         raise WriteError(
-            f"could not write {path}: it reads back {len(written)} bytes, not the "
-            f"{len(data)} written"
+            f"could not write {path}: it reads back {size} bytes"
+            + (", not what was written" if size == len(data) else f", not the {len(data)} written")
         )
+
+
+READ_BACK_CHUNK = 1 << 20
+"""Bytes compared at a time when a written file is read back."""
+
+
+def holds(path: Path, data: bytes) -> bool:
+    """Whether the file holds exactly `data`, read back a chunk at a time (a large snapshot is
+    not held twice in memory to compare it)."""
+    expected = memoryview(data)
+    with open(path, "rb") as stream:
+        for start in range(0, len(data), READ_BACK_CHUNK):
+            chunk = stream.read(READ_BACK_CHUNK)
+            if chunk != expected[start : start + READ_BACK_CHUNK]:
+                return False
+        return stream.read(1) == b""
 
 
 def remove_stale_temp_files(directory: Path) -> list[Path]:

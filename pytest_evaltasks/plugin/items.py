@@ -15,6 +15,7 @@ import pytest
 
 from ..engine.collection import checkpoint, long_lived
 from ..errors import EvalTaskError
+from ..files import holds
 from ..lint.rules import IGNORE_VARIABLE
 from ..snapshot.check import CheckMode, Decision, RecordedInput, check
 from ..snapshot.facts import BuiltSnapshot
@@ -362,7 +363,7 @@ class TaskItem(CheckItem):
         failure = write_snapshot(self, text)
         if failure is None:
             try:
-                landed = self.snapshot_path.read_bytes() == data
+                landed = holds(self.snapshot_path, data)
             except OSError as exc:
                 failure = str(exc)
                 landed = False
