@@ -67,3 +67,15 @@ def test_a_library_listing_for_project_code_is_recorded(tmp_path: Path) -> None:
     with InputRecorder() as seen:
         assert loader.list_templates() == ["a.j2"]
     assert os.path.join(str(folder), "") in seen.files
+
+
+def test_an_sqlite_database_the_code_opens_is_recorded(tmp_path: Path) -> None:
+    import sqlite3
+
+    database = tmp_path / "prompts.db"
+    with InputRecorder() as seen:
+        sqlite3.connect(database).close()
+        sqlite3.connect(f"file:{database}?mode=ro", uri=True).close()
+        sqlite3.connect(":memory:").close()
+    assert str(database) in seen.files
+    assert not any(path.endswith(":memory:") for path in seen.files)

@@ -8,10 +8,11 @@ So three things are observed:
 
 - every call of `builtins.__import__` and `importlib.import_module` while a recorder is active
   (cached modules included: the statement runs, so it is seen);
-- every file opened and every folder listed in the process once this module is first used (an
-  audit hook; the import system's own listings aside), attributed to the project file whose
-  code did it (the innermost frame of a project file), and, while a recorder is active, to the
-  recorder too: a file added to a listed folder changes what the code sees;
+- every file opened (SQLite databases included) and every folder listed in the process once
+  this module is first used (an audit hook; the import system's own listings aside),
+  attributed to the project file whose code did it (the innermost frame of a project file),
+  and, while a recorder is active, to the recorder too: a file added to a listed folder
+  changes what the code sees;
 - the import statements of every project module reached (read from its source), which covers
   modules that were loaded before recording began.
 
@@ -68,6 +69,20 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
             _opened(args[0])
     elif event in _LISTINGS:
         _listed(args[0] if args else None)
+    elif event == "sqlite3.connect" and args:
+        _opened(_sqlite_file(args[0]))
+
+
+def _sqlite_file(database: Any) -> Any:
+    """The file an SQLite connection opens (its own C code opens it, unseen by "open"): a path,
+    or a `file:` URI's path; None for an in-memory database."""
+    if isinstance(database, bytes):
+        database = os.fsdecode(database)
+    if not isinstance(database, str):
+        return database
+    if database.startswith("file:"):
+        database = database[len("file:") :].split("?", 1)[0]
+    return None if database in ("", ":memory:") else database
 
 
 def _opened(path: Any) -> None:
