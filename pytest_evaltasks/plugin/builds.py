@@ -371,7 +371,7 @@ def _from_json(data: dict[str, Any], docs_shown: int) -> FreshBuild:
     facts = _facts_from(data["facts"])
     return FreshBuild(
         facts=facts,
-        legacy=_facts_from(data["legacy"]),
+        legacy=_facts_from({**data["facts"], **data["legacy"]}),
         size=data["size"],
         partial=data["partial"],
         docs_shown=docs_shown,
@@ -425,9 +425,15 @@ class _ChildBuilder:
                 current_hash_seed(),
                 label,
             )
+            facts = _facts_json(built.facts)
+            legacy = _facts_json(built.facts_in(2))
             return {
-                "facts": _facts_json(built.facts),
-                "legacy": _facts_json(built.facts_in(2)),
+                "facts": facts,
+                # format 2's facts are format 3's unless a doc holds mappings or image paths:
+                # then only its format number is sent (a large task's hashes once, not twice)
+                "legacy": legacy
+                if {**legacy, "format_version": facts["format_version"]} != facts
+                else {"format_version": legacy["format_version"]},
                 "size": built.size,
                 "partial": built.partial,
                 "text": built.text(docs_shown),
@@ -455,7 +461,8 @@ def main() -> None:
         result = builder.build(
             request["label"], request["docs_shown"], request["run"], request["template"]
         )
-        out.write(json.dumps(result) + "\n")
+        json.dump(result, out)  # written a value at a time: a large task's reply is never
+        out.write("\n")  # one string, let alone two (the text and the text with its newline)
         out.flush()
 
 
