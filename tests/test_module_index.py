@@ -72,6 +72,26 @@ def test_a_changed_import_time_input_is_seen(tasks: Path) -> None:
     assert chosen(tasks, index, "gsm8k") == ["arc.py", "gsm.py"]
 
 
+def test_a_folder_listed_at_import_is_kept_verified(tasks: Path) -> None:
+    """A module whose table comes from the files of a folder it lists: indexed (a folder is
+    keyed by its listing), and a file added there is seen."""
+    (tasks / "names").mkdir()
+    (tasks / "names" / "one.txt").write_text("", encoding="utf-8")
+    (tasks / "listed.py").write_text(
+        textwrap.dedent(MODULE.format(names=[]))
+        + "import pathlib\n"
+        + "TASKS_TABLE = [LightevalTaskConfig(name=p.stem, prompt_function=prompt, "
+        + "hf_repo='o/d', hf_subset='s', metrics=[Metrics.exact_match])\n"
+        + "    for p in sorted((pathlib.Path(__file__).parent / 'names').iterdir())]\n",
+        encoding="utf-8",
+    )
+    index = index_of(tasks)
+    assert index.records[str(tasks / "listed.py")].names == ("one",)
+    assert chosen(tasks, index, "gsm8k") == ["gsm.py"]  # verified: not imported
+    (tasks / "names" / "two.txt").write_text("", encoding="utf-8")
+    assert chosen(tasks, index, "gsm8k") == ["gsm.py", "listed.py"]
+
+
 def test_a_new_module_is_imported(tasks: Path) -> None:
     index = index_of(tasks)
     write(tasks, "fresh", "fresh")

@@ -4,7 +4,8 @@ task string needs, verified on every run against the files it stands for.
 Importing every module of lighteval's two task folders costs about 20 s; a run over one task
 needs one module. The index records, per module file, the names its `TASKS_TABLE` defined and
 a key over everything that can change that table: the file's bytes, the bytes of the project
-files it read while it was imported, the installed lighteval version and the Python version.
+files it read while it was imported (and the names in any folder it listed), the installed
+lighteval version and the Python version.
 A record whose key no longer matches is not used: that module is imported (and re-indexed).
 A name the index does not know, a module it has never seen, or any doubt means importing
 everything, so a lazy run never finds less than a full one. Broken modules are never indexed:
@@ -14,11 +15,14 @@ they are imported on every run, so their errors are always current.
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .inputs import is_folder
 
 INDEX_VERSION = 1
 
@@ -79,12 +83,18 @@ def module_key(path: Path, inputs: Iterable[str], environment: str) -> str | Non
     digest = hashlib.sha256(environment.encode())
     for file in [str(path), *sorted(set(inputs) - {str(path)})]:
         try:
-            data = Path(file).read_bytes()
+            data = _listing(file) if is_folder(file) else Path(file).read_bytes()
         except OSError:
             return None
         digest.update(file.encode("utf-8", "surrogateescape") + b"\0")
         digest.update(hashlib.sha256(data).digest())
     return digest.hexdigest()
+
+
+def _listing(folder: str) -> bytes:
+    """What a module that lists a folder sees of it: the names in it (the files it then opens
+    are inputs of their own)."""
+    return "\0".join(sorted(os.listdir(folder))).encode("utf-8", "surrogateescape")
 
 
 @dataclass(frozen=True)
