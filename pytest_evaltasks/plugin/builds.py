@@ -141,9 +141,8 @@ class FreshBuild:
     size: int
     partial: bool
     docs_shown: int
-    whole_text: str
-    shown: str
     blocks: dict[str, str]
+    """The docs shown in full, by label, in order."""
     lint: list[str]
 
     def facts_in(self, format_version: int) -> SnapshotFacts:
@@ -151,12 +150,15 @@ class FreshBuild:
         return self.facts if format_version == self.facts.format_version else self.legacy
 
     def text(self, docs_shown: int) -> str:
-        """The whole file, as laid out for the docs shown that were asked for."""
-        return self.whole_text
+        """The whole file, laid out as the fresh process would have, for the docs shown that
+        were asked for."""
+        from ..snapshot.layout import layout
+
+        return layout(self.facts, self.docs_shown, list(self.blocks.values()))
 
     def shown_text(self, docs_shown: int) -> str:
         """The docs shown in full."""
-        return self.shown
+        return "".join(f"\n{block}\n" for block in self.blocks.values())
 
     def block_of(self, label: str) -> str | None:
         """One doc in full, when it is among those shown."""
@@ -367,6 +369,26 @@ def _facts_from(data: dict[str, Any]) -> SnapshotFacts:
     )
 
 
+def reply_of(
+    built: BuiltSnapshot | UnitsSnapshot, docs_shown: int, lint: list[str]
+) -> dict[str, Any]:
+    """What a fresh process sends back for one build: its facts, the docs shown in full and
+    its lint findings. The file's text is not sent: it is laid out again from the facts and the
+    docs shown (`FreshBuild.text`), so a large task's doc hashes cross the pipe once."""
+    facts = _facts_json(built.facts)
+    legacy = _facts_json(built.facts_in(2))
+    if legacy["hashes"] == facts["hashes"]:  # as they are unless a doc holds a mapping or an
+        del legacy["hashes"]  # image path: the receiver takes format 3's
+    return {
+        "facts": facts,
+        "legacy": legacy,
+        "size": built.size,
+        "partial": built.partial,
+        "blocks": built.shown_blocks(docs_shown),
+        "lint": lint,
+    }
+
+
 def _from_json(data: dict[str, Any], docs_shown: int) -> FreshBuild:
     facts = _facts_from(data["facts"])
     return FreshBuild(
@@ -375,8 +397,6 @@ def _from_json(data: dict[str, Any], docs_shown: int) -> FreshBuild:
         size=data["size"],
         partial=data["partial"],
         docs_shown=docs_shown,
-        whole_text=data["text"],
-        shown=data["shown"],
         blocks=data["blocks"],
         lint=data["lint"],
     )
@@ -425,24 +445,12 @@ class _ChildBuilder:
                 current_hash_seed(),
                 label,
             )
-            facts = _facts_json(built.facts)
-            legacy = _facts_json(built.facts_in(2))
-            return {
-                "facts": facts,
-                # format 2's facts are format 3's unless a doc holds mappings or image paths:
-                # then only its format number is sent (a large task's hashes once, not twice)
-                "legacy": legacy
-                if {**legacy, "format_version": facts["format_version"]} != facts
-                else {"format_version": legacy["format_version"]},
-                "size": built.size,
-                "partial": built.partial,
-                "text": built.text(docs_shown),
-                "shown": built.shown_text(docs_shown),
-                "blocks": built.shown_blocks(docs_shown),
-                "lint": lint_of(self.registry, built, request.name, True, self.job.lint_ignore)
+            lint = (
+                lint_of(self.registry, built, request.name, True, self.job.lint_ignore)
                 if self.job.lint
-                else [],
-            }
+                else []
+            )
+            return reply_of(built, docs_shown, lint)
         except (EvalTaskError, KeyError, TypeError, ValueError) as exc:
             return {"error": f"{type(exc).__name__}: {exc}".split("\n")[0]}
 
