@@ -94,12 +94,14 @@ class Builds:
         self._fresh_of = fresh_of or (lambda seed: here())
         self.other_seed = other_seed
         self.fresh_calls: list[int] = []
+        self.legacy_asked: list[bool] = []
 
     def here(self) -> Built:
         return self._here()
 
-    def fresh(self, hash_seed: int, docs_shown: int) -> Built:
+    def fresh(self, hash_seed: int, docs_shown: int, legacy: bool = True) -> Built:
         self.fresh_calls.append(hash_seed)
+        self.legacy_asked.append(legacy)
         return self._fresh_of(hash_seed)
 
 
@@ -361,6 +363,19 @@ def test_a_format_2_file_cannot_launder_a_change(project: Project) -> None:
     project.write(prefix="Capital city of ")
     decision = run(project, old, update=True)
     assert decision.outcome is Outcome.UNVERSIONED and decision.write is None
+
+
+def test_fresh_builds_hash_in_format_2_only_for_a_format_2_record(project: Project) -> None:
+    """Format 2's facts cost a second hashing of every doc: a fresh process is asked for them
+    only when a record it is judged against is in that format."""
+    old = _format_2(project.build())
+    current = record(project)
+    project.write(prefix="Capital city of ")
+    for text, wanted in ((old, True), (current, False)):
+        builds = Builds(project.build)
+        run(project, text, update=True, builds=builds)
+        assert builds.fresh_calls, "a change is rebuilt in a fresh process"
+        assert set(builds.legacy_asked) == {wanted}
 
 
 def test_format_1_is_refused_as_unverifiable(project: Project) -> None:

@@ -136,8 +136,9 @@ class FreshBuild:
     """A task built in a fresh process: its facts and its text, as that process laid it out."""
 
     facts: SnapshotFacts
-    legacy: SnapshotFacts
-    """The same build's facts in format 2 (to verify a format-2 file)."""
+    legacy: SnapshotFacts | None
+    """The same build's facts in format 2 (to verify a format-2 file); None when not asked
+    for."""
     size: int
     partial: bool
     docs_shown: int
@@ -147,7 +148,11 @@ class FreshBuild:
 
     def facts_in(self, format_version: int) -> SnapshotFacts:
         """The facts in the format a record was written in."""
-        return self.facts if format_version == self.facts.format_version else self.legacy
+        if format_version == self.facts.format_version:
+            return self.facts
+        if self.legacy is None:
+            raise FreshBuildError("format 2's facts were not asked of the fresh process")
+        return self.legacy
 
     def text(self, docs_shown: int) -> str:
         """The whole file, laid out as the fresh process would have, for the docs shown that
@@ -211,9 +216,11 @@ class FreshBuilds:
         hash_seed: int,
         docs_shown: int,
         rendering: Rendering,
+        legacy: bool = True,
     ) -> FreshBuild:
         """`label` built in a fresh process under `hash_seed` with `rendering` (a new process
-        on every call for the same label, rendering and seed)."""
+        on every call for the same label, rendering and seed); with `legacy`, format 2's facts
+        too (hashing every doc once more)."""
         asked = (label, rendering.key, hash_seed)
         attempt = self._asked.get(asked, 0)
         self._asked[asked] = attempt + 1
@@ -229,6 +236,7 @@ class FreshBuilds:
                 "docs_shown": docs_shown,
                 "run": _run_json(rendering.run),
                 "template": None if rendering.template is None else asdict(rendering.template),
+                "legacy": legacy,
             }
         )
         if "error" in found:
@@ -370,18 +378,18 @@ def _facts_from(data: dict[str, Any]) -> SnapshotFacts:
 
 
 def reply_of(
-    built: BuiltSnapshot | UnitsSnapshot, docs_shown: int, lint: list[str]
+    built: BuiltSnapshot | UnitsSnapshot, docs_shown: int, lint: list[str], legacy: bool = True
 ) -> dict[str, Any]:
     """What a fresh process sends back for one build: its facts, the docs shown in full and
     its lint findings. The file's text is not sent: it is laid out again from the facts and the
     docs shown (`FreshBuild.text`), so a large task's doc hashes cross the pipe once."""
     facts = _facts_json(built.facts)
-    legacy = _facts_json(built.facts_in(2))
-    if legacy["hashes"] == facts["hashes"]:  # as they are unless a doc holds a mapping or an
-        del legacy["hashes"]  # image path: the receiver takes format 3's
+    old = _facts_json(built.facts_in(2)) if legacy else None
+    if old is not None and old["hashes"] == facts["hashes"]:  # as they are unless a doc holds
+        del old["hashes"]  # a mapping or an image path: the receiver takes format 3's
     return {
         "facts": facts,
-        "legacy": legacy,
+        "legacy": old,
         "size": built.size,
         "partial": built.partial,
         "blocks": built.shown_blocks(docs_shown),
@@ -393,7 +401,7 @@ def _from_json(data: dict[str, Any], docs_shown: int) -> FreshBuild:
     facts = _facts_from(data["facts"])
     return FreshBuild(
         facts=facts,
-        legacy=_facts_from({**data["facts"], **data["legacy"]}),
+        legacy=None if data["legacy"] is None else _facts_from({**data["facts"], **data["legacy"]}),
         size=data["size"],
         partial=data["partial"],
         docs_shown=docs_shown,
@@ -426,8 +434,9 @@ class _ChildBuilder:
         docs_shown: int,
         run_json: dict[str, Any],
         template: dict[str, str] | None,
+        legacy: bool = True,
     ) -> dict[str, Any]:
-        """One task's facts, text and lint findings, or the error that stopped it."""
+        """One task's facts, docs shown and lint findings, or the error that stopped it."""
         from ..engine.chat_template import ChatTemplate
         from ..engine.task_string import parse_label
         from ..errors import EvalTaskError
@@ -450,7 +459,7 @@ class _ChildBuilder:
                 if self.job.lint
                 else []
             )
-            return reply_of(built, docs_shown, lint)
+            return reply_of(built, docs_shown, lint, legacy)
         except (EvalTaskError, KeyError, TypeError, ValueError) as exc:
             return {"error": f"{type(exc).__name__}: {exc}".split("\n")[0]}
 
@@ -467,7 +476,11 @@ def main() -> None:
     for line in sys.stdin:
         request = json.loads(line)
         result = builder.build(
-            request["label"], request["docs_shown"], request["run"], request["template"]
+            request["label"],
+            request["docs_shown"],
+            request["run"],
+            request["template"],
+            request.get("legacy", True),
         )
         json.dump(result, out)  # written a value at a time: a large task's reply is never
         out.write("\n")  # one string, let alone two (the text and the text with its newline)

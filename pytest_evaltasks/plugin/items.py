@@ -401,12 +401,12 @@ class _Builds:
             label=self.item.name,
         )
 
-    def fresh(self, hash_seed: int, docs_shown: int) -> FreshBuild:
+    def fresh(self, hash_seed: int, docs_shown: int, legacy: bool = True) -> FreshBuild:
         """Build the task in a fresh process under `hash_seed`."""
         context = self.context
         module = context.registry.origin_of(self.item.request.name)
         rendering = context.rendering(self.item.rendering)
-        return context.fresh.build(module, self.item.name, hash_seed, docs_shown, rendering)
+        return context.fresh.build(module, self.item.name, hash_seed, docs_shown, rendering, legacy)
 
     @property
     def other_seed(self) -> int:

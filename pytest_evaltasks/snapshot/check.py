@@ -64,9 +64,10 @@ class Builds(Protocol):
         """Build the task in this process."""
         ...
 
-    def fresh(self, hash_seed: int, docs_shown: int) -> Built:
+    def fresh(self, hash_seed: int, docs_shown: int, legacy: bool = True) -> Built:
         """Build the task in a fresh process (each call a new one) under `hash_seed`; raises
-        `FreshBuildError` when that process cannot build it."""
+        `FreshBuildError` when that process cannot build it. Without `legacy` the build need
+        not give format 2's facts (no record to verify is in that format)."""
         ...
 
     @property
@@ -137,6 +138,14 @@ class _State:
     """A change since the base under a greater version: passes, and is reported."""
 
 
+def _legacy(state: _State) -> bool:
+    """Whether a record the build is judged against is in format 2 (verified in its hashing)."""
+    return any(
+        record is not None and record.facts.format_version < 3
+        for record in (state.working, state.base)
+    )
+
+
 def check(
     label: str,
     recorded: RecordedInput,
@@ -165,7 +174,7 @@ def check(
     shown = _docs_shown(state)
     seed = _recorded_seed(state)
     try:
-        built = builds.fresh(seed, shown) if seed is not None else builds.here()
+        built = builds.fresh(seed, shown, _legacy(state)) if seed is not None else builds.here()
     except FreshBuildError as exc:
         return _fail(state, Outcome.NONDETERMINISTIC, f"{label}: {exc}", [])
     if _changed(state, built):
@@ -281,7 +290,7 @@ def _reproducible(
                 "on each build, so no snapshot can hold its prompts.",
             )
         try:
-            elsewhere = builds.fresh(builds.other_seed, shown)
+            elsewhere = builds.fresh(builds.other_seed, shown, _legacy(state))
         except FreshBuildError as exc:
             return _nondeterministic(state, str(exc), "")
         if not _same_build(built.facts, elsewhere.facts):
@@ -290,9 +299,9 @@ def _reproducible(
     else:
         pinned = first
     try:
-        repeat = builds.fresh(RECORD_SEED, shown)
+        repeat = builds.fresh(RECORD_SEED, shown, _legacy(state))
         if pinned is None:
-            pinned, repeat = repeat, builds.fresh(RECORD_SEED, shown)
+            pinned, repeat = repeat, builds.fresh(RECORD_SEED, shown, _legacy(state))
     except FreshBuildError as exc:
         return _nondeterministic(state, str(exc), "")
     differ = _same_build(pinned.facts, repeat.facts)
