@@ -107,7 +107,8 @@ class ChangedFiles:
     def changed_input(self, path: str) -> str | None:
         """The changed path that makes an input (absolute) changed: the file itself (or a
         changed folder holding it), or, for a listed folder (a trailing separator), the first
-        changed path inside it; None when it did not change."""
+        changed path anywhere inside it (git names files, not the new folder a listing would
+        see as an entry, so anything below counts); None when it did not change."""
         if not is_folder(path):
             return path if self.touches(path) else None
         folder = path.rstrip(os.sep)
