@@ -42,7 +42,7 @@ def write_atomic(path: Path, data: bytes) -> None:
             temp.unlink(missing_ok=True)
             raise
         landed = holds(path, data)
-        size = path.stat().st_size
+        size = len(data) if landed else path.stat().st_size  # a stat only to say what is wrong
     except OSError as exc:
         raise WriteError(f"could not write {path}: {exc.strerror or exc}") from exc
     if not landed:

@@ -85,7 +85,7 @@ def lint(result: TaskResult, ignored: Iterable[str] = ()) -> list[Finding]:
     kinds: dict[tuple[Any, ...], tuple[bool, bool]] = {}
     shots: dict[tuple[int, ...], bool] = {}
     by_count: dict[int, list[str]] = defaultdict(list)  # scored docs, by number of choices
-    seen: dict[tuple[str, tuple[Any, ...]], str] = {}
+    seen: set[tuple[str, tuple[Any, ...]]] = set()
     repeats: list[str] = []
     for label, doc in result.docs:
         key = tuple(doc.sampling_methods)
@@ -100,7 +100,7 @@ def lint(result: TaskResult, ignored: Iterable[str] = ()) -> list[Finding]:
         if asked in seen:
             repeats.append(label)
         else:
-            seen[asked] = label
+            seen.add(asked)
         for rule in _doc_findings(doc, plain, choices, *kind):
             if rule not in skip:
                 found[rule].append(label)

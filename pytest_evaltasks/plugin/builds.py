@@ -133,7 +133,8 @@ def other_seed() -> int:
 
 @dataclass(frozen=True)
 class FreshBuild:
-    """A task built in a fresh process: its facts and its text, as that process laid it out."""
+    """A task built in a fresh process: its facts and the docs it shows in full, from which
+    its file is laid out here as that process would have laid it out."""
 
     facts: SnapshotFacts
     legacy: SnapshotFacts | None
@@ -216,7 +217,7 @@ class FreshBuilds:
         hash_seed: int,
         docs_shown: int,
         rendering: Rendering,
-        legacy: bool = True,
+        legacy: bool,
     ) -> FreshBuild:
         """`label` built in a fresh process under `hash_seed` with `rendering` (a new process
         on every call for the same label, rendering and seed); with `legacy`, format 2's facts
@@ -378,7 +379,7 @@ def _facts_from(data: dict[str, Any]) -> SnapshotFacts:
 
 
 def reply_of(
-    built: BuiltSnapshot | UnitsSnapshot, docs_shown: int, lint: list[str], legacy: bool = True
+    built: BuiltSnapshot | UnitsSnapshot, docs_shown: int, lint: list[str], legacy: bool
 ) -> dict[str, Any]:
     """What a fresh process sends back for one build: its facts, the docs shown in full and
     its lint findings. The file's text is not sent: it is laid out again from the facts and the
@@ -434,7 +435,7 @@ class _ChildBuilder:
         docs_shown: int,
         run_json: dict[str, Any],
         template: dict[str, str] | None,
-        legacy: bool = True,
+        legacy: bool,
     ) -> dict[str, Any]:
         """One task's facts, docs shown and lint findings, or the error that stopped it."""
         from ..engine.chat_template import ChatTemplate
@@ -480,7 +481,7 @@ def main() -> None:
             request["docs_shown"],
             request["run"],
             request["template"],
-            request.get("legacy", True),
+            request["legacy"],
         )
         json.dump(result, out)  # written a value at a time: a large task's reply is never
         out.write("\n")  # one string, let alone two (the text and the text with its newline)

@@ -401,7 +401,7 @@ class _Builds:
             label=self.item.name,
         )
 
-    def fresh(self, hash_seed: int, docs_shown: int, legacy: bool = True) -> FreshBuild:
+    def fresh(self, hash_seed: int, docs_shown: int, legacy: bool) -> FreshBuild:
         """Build the task in a fresh process under `hash_seed`."""
         context = self.context
         module = context.registry.origin_of(self.item.request.name)

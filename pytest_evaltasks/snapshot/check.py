@@ -64,7 +64,7 @@ class Builds(Protocol):
         """Build the task in this process."""
         ...
 
-    def fresh(self, hash_seed: int, docs_shown: int, legacy: bool = True) -> Built:
+    def fresh(self, hash_seed: int, docs_shown: int, legacy: bool) -> Built:
         """Build the task in a fresh process (each call a new one) under `hash_seed`; raises
         `FreshBuildError` when that process cannot build it. Without `legacy` the build need
         not give format 2's facts (no record to verify is in that format)."""

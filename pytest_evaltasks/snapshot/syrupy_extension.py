@@ -129,17 +129,14 @@ def write_snapshot(item: pytest.Item, text: str) -> str | None:
         test_location=TaskLocation(item),
         update_snapshots=True,
     )
-    written = assertion == text
-    failure = next(
-        (
-            str(result.exception) or type(result.exception).__name__
-            for result in assertion.executions.values()
-            if result.exception is not None
-        ),
-        None if written else "syrupy did not write it",
-    )
+    written = assertion == text  # syrupy's assertion runs (and writes) in its `__eq__`
+    failure = None
+    if not written:
+        causes = (r.exception for r in assertion.executions.values() if r.exception is not None)
+        cause = next(causes, None)
+        failure = "syrupy did not write it" if cause is None else str(cause) or type(cause).__name__
     for result in assertion.executions.values():
         # syrupy keeps every assertion for its report, which counts them by name and outcome:
         # the texts are let go, or an update would hold every snapshot it wrote, twice.
         result.asserted_data = result.recalled_data = None
-    return None if written else failure
+    return failure
