@@ -94,14 +94,9 @@ def chat_of(name: str) -> tuple[Any, Any]:
 def test_chat_template_requests_are_lm_evals(
     lm_eval_tasks: Path, tmp_path: Path, task: str, system: str | None, multiturn: bool
 ) -> None:
-    write_rows(tmp_path, task)
-    template, chat = chat_of("chatml")
-    run = RunSettings(system_prompt=system, chat_template="chatml", fewshot_as_multiturn=multiturn)
-    rendered = ours(lm_eval_tasks, tmp_path, f"{task}|2", run, template)
-    assert_same(
-        rendered, reference(task, 2, tmp_path, system=system, chat=chat, multiturn=multiturn)
+    first = assert_chat_requests_are_lm_evals(
+        lm_eval_tasks, tmp_path, task, 2, "chatml", system, multiturn
     )
-    first = rendered.units[0].fields["requests"][0]["arguments"][0]
     assert first.startswith("<|im_start|>")
     if task == "arc_challenge_llama":  # gen_prefix: the assistant turn is continued
         assert first.endswith("<|im_start|>assistant\nThe best answer is")
@@ -112,14 +107,34 @@ def test_chat_template_requests_are_lm_evals(
 def test_the_other_tasks_through_a_chat_template_are_lm_evals(
     lm_eval_tasks: Path, tmp_path: Path, task: str, system: str | None, multiturn: bool
 ) -> None:
-    write_rows(tmp_path, task)
-    template, chat = chat_of("llama3")
-    run = RunSettings(system_prompt=system, chat_template="llama3", fewshot_as_multiturn=multiturn)
-    rendered = ours(lm_eval_tasks, tmp_path, f"{task}|3", run, template)
-    assert_same(
-        rendered, reference(task, 3, tmp_path, system=system, chat=chat, multiturn=multiturn)
+    first = assert_chat_requests_are_lm_evals(
+        lm_eval_tasks, tmp_path, task, 3, "llama3", system, multiturn
     )
-    assert rendered.units[0].fields["requests"][0]["arguments"][0].startswith("<|begin_of_text|>")
+    assert first.startswith("<|begin_of_text|>")
+
+
+def assert_chat_requests_are_lm_evals(
+    lm_eval_tasks: Path,
+    tmp_path: Path,
+    task: str,
+    shots: int,
+    template_name: str,
+    system: str | None,
+    multiturn: bool,
+) -> str:
+    """Our requests for `task|shots` through a chat template equal lm-eval's; the first doc's
+    first context, for what a template must put at its start."""
+    write_rows(tmp_path, task)
+    template, chat = chat_of(template_name)
+    run = RunSettings(
+        system_prompt=system, chat_template=template_name, fewshot_as_multiturn=multiturn
+    )
+    rendered = ours(lm_eval_tasks, tmp_path, f"{task}|{shots}", run, template)
+    assert_same(
+        rendered, reference(task, shots, tmp_path, system=system, chat=chat, multiturn=multiturn)
+    )
+    first: str = rendered.units[0].fields["requests"][0]["arguments"][0]
+    return first
 
 
 @pytest.mark.parametrize("task", ["arc_easy", "gsm8k"])
