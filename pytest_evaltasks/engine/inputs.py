@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import functools
 import importlib
 import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,11 +67,44 @@ though no file it opened changed."""
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     if event == "open":
         if args:
+            if _listening:
+                _heard(args[0])
             _opened(args[0])
     elif event in _LISTINGS:
         _listed(args[0] if args else None)
     elif event == "sqlite3.connect" and args:
         _opened(_sqlite_file(args[0]))
+
+
+_listening: list[list[str]] = []
+"""The lists `files_opened` blocks collect into."""
+
+
+@contextlib.contextmanager
+def files_opened() -> Iterator[list[str]]:
+    """Every file opened in this process while the block runs, in order, absolute and not
+    filtered (installed files too): what a library read, for a caller that needs exactly that
+    (lm-eval's YAML loader, whose includes live in lm-eval's installed folder)."""
+    install()
+    found: list[str] = []
+    with _lock:
+        _listening.append(found)
+    try:
+        yield found
+    finally:
+        with _lock:
+            _listening.remove(found)
+
+
+def _heard(path: Any) -> None:
+    if isinstance(path, int) or path is None:
+        return
+    try:
+        opened = os.path.abspath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return
+    for found in _listening:
+        found.append(opened)
 
 
 def _sqlite_file(database: Any) -> Any:

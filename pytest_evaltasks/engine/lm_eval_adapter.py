@@ -107,51 +107,19 @@ def index_config(path: Path) -> tuple[dict[str, Any] | None, str | None, list[st
     loader opened for it (its includes, recursively), whose bytes the merged config depends on."""
     from lm_eval.tasks._yaml_loader import load_yaml
 
+    from .inputs import files_opened
+
     own = os.path.abspath(path)
     config: dict[str, Any] | None = None
     error: str | None = None
-    with _opened() as opened:
+    with files_opened() as opened:
         try:
             config = load_yaml(path, resolve_func=False, recursive=True)
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-    includes = [item for item in dict.fromkeys(opened) if item != own and item != _real(own)]
+    real = os.path.realpath(own)
+    includes = [item for item in dict.fromkeys(opened) if item not in (own, real)]
     return config, error, includes
-
-
-def _real(path: str) -> str:
-    return os.path.realpath(path)
-
-
-_OPENING: list[list[str]] = []
-"""The lists `_opened` blocks collect into, innermost last."""
-_AUDITING = False
-
-
-def _audit(event: str, args: tuple[Any, ...]) -> None:
-    """The audit hook: a file opened while an `_opened` block runs is added to its list."""
-    if event != "open" or not _OPENING or not args or isinstance(args[0], int):
-        return
-    try:
-        _OPENING[-1].append(os.path.abspath(os.fsdecode(args[0])))
-    except (TypeError, ValueError):
-        return
-
-
-@contextlib.contextmanager
-def _opened() -> Iterator[list[str]]:
-    """The files opened in this process while the block runs (an audit hook, installed once;
-    it costs a list check per open when nothing listens)."""
-    global _AUDITING
-    if not _AUDITING:
-        sys.addaudithook(_audit)
-        _AUDITING = True
-    found: list[str] = []
-    _OPENING.append(found)
-    try:
-        yield found
-    finally:
-        _OPENING.remove(found)
 
 
 def replay(roots: list[list[tuple[Path, dict[str, Any]]]]) -> tuple[dict[str, Any], list[str]]:
