@@ -318,7 +318,8 @@ class LmEvalYaml:
 
     def _replay(self) -> dict[str, Any]:
         """lm-eval's index over the records known so far (replayed again only when records or
-        folders were added since)."""
+        folders were added since: a file's record is set once per run, never replaced, so the
+        counts say whether anything changed)."""
         from .lm_eval_adapter import replay
 
         state = (len(self._records), len(self._files))
