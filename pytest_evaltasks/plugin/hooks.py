@@ -14,7 +14,7 @@ import pytest
 
 from ..errors import EvalTaskError
 from .options import Options, add_options, resolve_options, take_node_ids
-from .state import CONTEXT_KEY, RESULTS_KEY, RunContext
+from .state import CONTEXT_KEY, LOOKAHEAD_KEY, RESULTS_KEY, RunContext
 
 if TYPE_CHECKING:
     from ..engine.registry import Registry
@@ -677,6 +677,23 @@ def pytest_collection_modifyitems(
     session.ihook.pytest_collectreport(report=report)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Fork the look-ahead process over the run's task items, when the run allows it."""
+    config = session.config
+    context = config.stash.get(CONTEXT_KEY, None)
+    if context is None or config.option.collectonly:
+        return
+    from .items import TaskItem
+    from .lookahead import Lookahead, conditions_of, refusal
+
+    tasks = [item for item in session.items if isinstance(item, TaskItem)]
+    if refusal(conditions_of(config, context, len(tasks))) is None:
+        ahead = Lookahead.start(tasks, context)
+        if ahead is not None:
+            config.stash[LOOKAHEAD_KEY] = ahead
+
+
 class _ResultCollector:
     """Keeps each item's result as its report arrives (xdist workers' reports included).
 
@@ -706,6 +723,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     context = config.stash.get(CONTEXT_KEY, None)
     if context is not None:
         context.fresh.close()
+        ahead = config.stash.get(LOOKAHEAD_KEY, None)
+        if ahead is not None:
+            ahead.close()
         nothing = context.changes is not None and context.plan.size == 0
         if nothing and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK  # a change that touches no task: success
@@ -837,6 +857,9 @@ def pytest_terminal_summary(
             f"(--evaltasks-local-only): {shown}",
             yellow=True,
         )
+    ahead = config.stash.get(LOOKAHEAD_KEY, None)
+    if ahead is not None and config.get_verbosity() > 0:
+        terminalreporter.line(ahead.line())
     if context.options.details and summary.results:  # syrupy's --snapshot-details
         for line in summary.detail_lines():
             terminalreporter.line(line)

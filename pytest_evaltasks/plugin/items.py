@@ -8,6 +8,7 @@ a report a reviewer can read. `ModuleItem` fails for a task module that cannot b
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,9 +27,10 @@ from ..snapshot.storage import decode, read_snapshot_text, snapshot_filename
 from ..snapshot.syrupy_extension import write_snapshot
 from ..snapshot.units import UnitsSnapshot
 from .builds import FreshBuild, build_here, lint_of, other_seed
+from .lookahead import Checked
 from .plan import Orphan
 from .renderings import MODULE_VARIABLE, allowed, item_name
-from .state import CONTEXT_KEY, RunContext
+from .state import CONTEXT_KEY, LOOKAHEAD_KEY, RunContext
 from .summary import RESULT_KEY, ItemResult
 
 if TYPE_CHECKING:
@@ -225,16 +227,24 @@ class TaskItem(CheckItem):
         return _ItemObject(self.name)
 
     def runtest(self) -> None:
-        """Build, judge against the recorded snapshots, then pass, write, or fail."""
-        result = self._start("task")
+        """Build, judge against the recorded snapshots, then pass, write, or fail. An item the
+        run's look-ahead process already checked and found passing takes that result."""
+        context: RunContext = self.config.stash[CONTEXT_KEY]
+        ahead = self.config.stash.get(LOOKAHEAD_KEY, None)
+        checked = ahead.take(self) if ahead is not None else None
+        result = checked.result if checked is not None else self._start("task")
         try:
             with long_lived():  # a large task's docs are not rescanned by every full collection
-                self._check(result)
+                if checked is not None:
+                    self._conclude(context, checked.warnings, result.lint)
+                else:
+                    self._check(context, result)
         finally:
             self._finish(result)
 
-    def _check(self, result: ItemResult) -> None:
-        context: RunContext = self.config.stash[CONTEXT_KEY]
+    def decide(self, context: RunContext, result: ItemResult, builds: _Builds) -> Decision:
+        """The check's decision for this item, with what it found copied onto `result` (no
+        file written, no lint run): what the item and the look-ahead process both do."""
         options = context.options
         mode = CheckMode(
             update=options.update,
@@ -245,9 +255,7 @@ class TaskItem(CheckItem):
         )
         recorded = self._recorded(context)
         result.snapshot = recorded.where
-        decision = check(self.name, recorded, self._base(context), _Builds(self, context), mode)
-        if options.export is not None:
-            self._export(context, decision)
+        decision = check(self.name, recorded, self._base(context), builds, mode)
         result.outcome = decision.outcome
         result.changed_docs = decision.changed_docs
         result.version_before = decision.version_before
@@ -258,11 +266,30 @@ class TaskItem(CheckItem):
             checkpoint(decision.built.size)
         if decision.checked is not None:
             result.checked, result.recorded_docs = decision.checked
-        if decision.write is not None:
-            self._write(decision.write, result)
-        findings = self._lint(context, decision, result)
         if decision.passes and decision.report is not None:
             result.details = decision.report.body[:DETAILS_CAP]  # a reviewed change, reported
+        return decision
+
+    def check_ahead(self, context: RunContext) -> Checked | None:
+        """This item's check as the look-ahead process makes it: its result when it passes
+        with nothing to write, from a build made here; else None (the item checks itself)."""
+        result = self._start("task")
+        try:
+            decision = self.decide(context, result, _BuildsHereOnly(self, context))
+        except _NotHere:
+            return None
+        if not decision.passes or decision.write is not None:
+            return None
+        self.lint_findings(context, decision, result)
+        return Checked(result, decision.warnings)
+
+    def _check(self, context: RunContext, result: ItemResult) -> None:
+        decision = self.decide(context, result, _Builds(self, context))
+        if context.options.export is not None:
+            self._export(context, decision)
+        if decision.write is not None:
+            self._write(decision.write, result)
+        findings = self.lint_findings(context, decision, result)
         if not decision.passes:
             assert decision.report is not None
             report = decision.report
@@ -272,9 +299,16 @@ class TaskItem(CheckItem):
                 )
             result.details = report.body[:DETAILS_CAP]
             raise CheckFailed(report)
-        for message in decision.warnings:  # after the write: `-W error` must not undo it
+        self._conclude(context, decision.warnings, findings)
+
+    def _conclude(
+        self, context: RunContext, messages: Sequence[str], findings: Sequence[str]
+    ) -> None:
+        """A passing check's end: its warnings (after any write: `-W error` must not undo it),
+        then its lint findings, as warnings or (`evaltasks_lint = error`) a failure."""
+        for message in messages:
             self.warn_here(message)
-        if findings and options.lint == "error":
+        if findings and context.options.lint == "error":
             raise CheckFailed(
                 FailureReport(
                     f"{self.name}: {len(findings)} lint finding(s) (evaltasks_lint = error)",
@@ -337,7 +371,9 @@ class TaskItem(CheckItem):
         except SnapshotFileError as exc:
             return RecordedInput(where, None, exc)
 
-    def _lint(self, context: RunContext, decision: Decision, result: ItemResult) -> list[str]:
+    def lint_findings(
+        self, context: RunContext, decision: Decision, result: ItemResult
+    ) -> list[str]:
         """The lint findings of the build the decision used (none when lint is off)."""
         built = decision.built
         if context.options.lint == "off" or built is None:
@@ -412,6 +448,18 @@ class _Builds:
     def other_seed(self) -> int:
         """A hash seed other than this process's."""
         return other_seed()
+
+
+class _NotHere(Exception):
+    """The check asked the look-ahead process for a fresh-process build."""
+
+
+class _BuildsHereOnly(_Builds):
+    """The look-ahead process's builds: in this process only. A check that needs a fresh
+    process (a change to confirm, a record made under a fixed hash seed) is left to the item."""
+
+    def fresh(self, hash_seed: int, docs_shown: int, legacy: bool) -> FreshBuild:
+        raise _NotHere
 
 
 class ModuleItem(CheckItem):

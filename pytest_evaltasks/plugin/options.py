@@ -30,6 +30,8 @@ class Options:
     allow_unversioned: bool = False
     update: bool = False
     lint: str = "warn"
+    lookahead: str = "auto"
+    """`--evaltasks-lookahead`: auto or off (see `lookahead`)."""
     changed: str | None = None
     """`--evaltasks-changed`: a git revision, "" for the default one, None when not given."""
     report: Path | None = None
@@ -186,6 +188,13 @@ def add_options(parser: pytest.Parser) -> None:
         "mode when the option is given alone) or off",
     )
     group.addoption(
+        "--evaltasks-lookahead",
+        choices=LOOKAHEAD_MODES,
+        metavar="MODE",
+        help="auto (the default): in a compare run on two or more cores, a forked process "
+        "checks the last task items while the run checks the first; off: the run alone",
+    )
+    group.addoption(
         "--evaltasks-save-data",
         type=int,
         metavar="N",
@@ -214,6 +223,7 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("evaltasks_snapshot_dir", "snapshot directory", default="")
     parser.addini("evaltasks_docs", "docs shown in full per snapshot", default="")
     parser.addini("evaltasks_lint", "prompt lint: warn, error or off", default="warn")
+    parser.addini("evaltasks_lookahead", "look-ahead process: auto or off", default="auto")
     parser.addini("evaltasks_renderings", "renderings every task is checked under", default="")
     parser.addini(
         "evaltasks_lint_ignore",
@@ -238,6 +248,8 @@ def add_options(parser: pytest.Parser) -> None:
 
 NODE_PREFIX = "evaltasks::"
 LINT_MODES = ("warn", "error", "off")
+LOOKAHEAD_MODES = ("auto", "off")
+"""`--evaltasks-lookahead`: see `lookahead`."""
 
 
 def take_node_ids(config: pytest.Config) -> list[str]:
@@ -316,6 +328,14 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         problems.append(
             f"evaltasks_lint (ini) must be one of {', '.join(LINT_MODES)}, got {lint!r}"
         )
+    lookahead = (
+        opt.evaltasks_lookahead or str(config.getini("evaltasks_lookahead")).strip() or "auto"
+    )
+    if lookahead not in LOOKAHEAD_MODES:
+        problems.append(
+            f"evaltasks_lookahead (ini) must be one of {', '.join(LOOKAHEAD_MODES)}, got "
+            f"{lookahead!r}"
+        )
     return Options(
         specs=list(opt.evaltasks or [])
         or (["all"] if opt.evaltasks_changed is not None and not ids else []),
@@ -334,6 +354,7 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         allow_unversioned=bool(opt.evaltasks_allow_unversioned),
         update=bool(getattr(opt, "update_snapshots", False)),
         lint=lint,
+        lookahead=lookahead,
         changed=opt.evaltasks_changed,
         report=_one_path(cwd, opt.evaltasks_report),
         export=_one_path(cwd, opt.evaltasks_export),
@@ -376,9 +397,10 @@ def _lint_ignores(lines: list[str], problems: list[str]) -> list[tuple[str, list
 def _multiturn(opt: object, config: pytest.Config, problems: list[str]) -> bool:
     """`--evaltasks-fewshot-as-multiturn` (or its ini key): lm-eval's `fewshot_as_multiturn`,
     true unless set to false."""
-    value = getattr(opt, "evaltasks_fewshot_as_multiturn", None) or str(
-        config.getini("evaltasks_fewshot_as_multiturn")
-    ).strip().lower()
+    value = (
+        getattr(opt, "evaltasks_fewshot_as_multiturn", None)
+        or str(config.getini("evaltasks_fewshot_as_multiturn")).strip().lower()
+    )
     if value in ("", "true", "1", "yes"):
         return True
     if value in ("false", "0", "no"):

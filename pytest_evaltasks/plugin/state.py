@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .builds import FreshBuilds
     from .changes import Changes
     from .git import FilesAt
+    from .lookahead import Lookahead
     from .options import Options
     from .plan import RunPlan
     from .renderings import Rendering
@@ -71,3 +72,5 @@ class RunContext:
 CONTEXT_KEY: pytest.StashKey[RunContext] = pytest.StashKey()
 RESULTS_KEY: pytest.StashKey[list[tuple[ItemResult, str]]] = pytest.StashKey()
 """Each finished item's result and pytest outcome, as the reports arrive."""
+LOOKAHEAD_KEY: pytest.StashKey[Lookahead] = pytest.StashKey()
+"""The run's look-ahead process, while it runs (see `lookahead`)."""

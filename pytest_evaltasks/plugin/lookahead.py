@@ -1,0 +1,284 @@
+"""The look-ahead process: a fork of the run that checks the last task items while the run
+works through the first ones, so a run of many small tasks uses two cores.
+
+pytest runs items one at a time. When the run starts, this module forks the process (the
+registry, the data read so far and every module are shared, nothing is imported again). The
+child checks the run's task items from the last one backwards, each with the same decision
+function the item itself calls (`TaskItem.decide`), and sends back each one it found passing
+cleanly. When the run reaches an item the child has already checked, the item takes that
+result instead of checking again; every other item checks itself, as without the child.
+
+What keeps the gate whole:
+
+* The child only ever reports a clean pass: a build of the task made in it, judged against the
+  same snapshot files by the same code. Anything else (a change, a failure, a file to write, a
+  fresh-process build, a warning, a log record, output on stdout or stderr, an exception) makes
+  it leave the item alone, and the item then checks itself, so every failure, traceback,
+  warning and captured line is the one a run without the child shows.
+* It runs only in compare runs (`--snapshot-update` writes files, which later items may read),
+  without `--evaltasks-export`, with two usable cores, in a process with no other thread (a
+  fork copies one thread only), and not under xdist (whose workers already use the cores).
+* The run never waits for it: an item whose result has not arrived checks itself, and the
+  child stops at the first item the run has reached. It is killed when the session ends.
+
+`evaltasks_lookahead = off` (ini) or `--evaltasks-lookahead=off` turns it off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import io
+import json
+import logging
+import mmap
+import os
+import signal
+import struct
+import sys
+import tempfile
+import threading
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from .summary import ItemResult
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pytest
+
+    from .items import TaskItem
+    from .state import RunContext
+
+MIN_ITEMS = 4
+"""Fewer task items than this are checked in the run alone: the fork would cost more than the
+work it could take over."""
+
+
+@dataclass(frozen=True)
+class Conditions:
+    """What decides whether a run forks a look-ahead process."""
+
+    mode: str
+    task_items: int
+    update: bool
+    export: bool
+    xdist_worker: bool
+    debugging: bool
+    """`--pdb`, `--trace` or `-s`: a prompt function may talk to the terminal."""
+    can_fork: bool
+    cores: int
+    threads: int
+
+
+def refusal(conditions: Conditions) -> str | None:
+    """Why the run does not fork a look-ahead process, or None when it does."""
+    if conditions.mode == "off":
+        return "turned off"
+    if conditions.task_items < MIN_ITEMS:
+        return f"fewer than {MIN_ITEMS} task items"
+    if conditions.update:
+        return "an update run writes files that later items may read"
+    if conditions.export:
+        return "--evaltasks-export writes every item's prompts"
+    if conditions.xdist_worker:
+        return "an xdist worker: the workers already use the cores"
+    if conditions.debugging:
+        return "a debugging run (--pdb, --trace or -s)"
+    if not conditions.can_fork:
+        return "no fork on this platform"
+    if conditions.cores < 2:
+        return "one usable core"
+    if conditions.threads > 1:
+        return "other threads run in this process"
+    return None
+
+
+def conditions_of(config: pytest.Config, context: RunContext, task_items: int) -> Conditions:
+    """The run's conditions, read from pytest's config and the run's options."""
+    option = config.option
+    return Conditions(
+        mode=context.options.lookahead,
+        task_items=task_items,
+        update=context.options.update,
+        export=context.options.export is not None,
+        xdist_worker=hasattr(config, "workerinput"),
+        debugging=bool(
+            getattr(option, "usepdb", False)
+            or getattr(option, "trace", False)
+            or getattr(option, "capture", "fd") == "no"
+        ),
+        can_fork=sys.platform.startswith("linux") and hasattr(os, "fork"),
+        cores=_usable_cores(),
+        threads=threading.active_count(),
+    )
+
+
+def _usable_cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Checked:
+    """An item the look-ahead process found passing: its result and the check's warnings."""
+
+    result: ItemResult
+    warnings: tuple[str, ...]
+
+
+class Lookahead:
+    """The run's side: the forked child, the results it sent, where the run has got to."""
+
+    def __init__(self, pid: int, reader: int, position: mmap.mmap, order: dict[int, int]):
+        self.pid = pid
+        self._reader = reader
+        self._position = position
+        self._order = order
+        self._found: dict[int, dict[str, Any]] = {}
+        self._pending = b""
+        self.taken = 0
+        """Items that took the child's result."""
+
+    @classmethod
+    def start(cls, items: Sequence[TaskItem], context: RunContext) -> Lookahead | None:
+        """Fork the child over `items` (in run order); None when the fork fails."""
+        position = mmap.mmap(-1, 8)  # shared with the child: the item the run is at
+        struct.pack_into("q", position, 0, -1)
+        reader, writer = os.pipe()
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered is written twice
+            with contextlib.suppress(Exception):
+                stream.flush()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(reader)
+            os.close(writer)
+            return None
+        if pid == 0:  # the child: never returns
+            os.close(reader)
+            _child(items, context, writer, position)
+        os.close(writer)
+        os.set_blocking(reader, False)
+        return cls(pid, reader, position, {id(item): at for at, item in enumerate(items)})
+
+    def take(self, item: TaskItem) -> Checked | None:
+        """The child's result for `item`, when it sent one; else None, and the child stops
+        before reaching it."""
+        at = self._order.get(id(item))
+        if at is None:
+            return None
+        struct.pack_into("q", self._position, 0, at)
+        self._read()
+        message = self._found.pop(at, None)
+        if message is None or "result" not in message:
+            return None
+        self.taken += 1
+        return Checked(ItemResult.from_dict(message["result"]), tuple(message["warnings"]))
+
+    def _read(self) -> None:
+        """Everything the child has sent so far, without waiting."""
+        chunks = [self._pending]
+        while True:
+            try:
+                chunk = os.read(self._reader, 1 << 16)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        data = b"".join(chunks)
+        *lines, self._pending = data.split(b"\n")
+        for line in lines:
+            message = json.loads(line)
+            self._found[message["at"]] = message
+
+    def line(self) -> str:
+        """What the look-ahead process did, for the verbose summary."""
+        return (
+            f"look-ahead: {self.taken} of {len(self._order)} task items were checked by a "
+            f"forked process (--evaltasks-lookahead=off: the run alone)"
+        )
+
+    def close(self) -> None:
+        """End the child (it may still be checking) and reap it; a second call does nothing."""
+        if self._position.closed:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+        os.close(self._reader)
+        self._position.close()
+
+
+def _child(
+    items: Sequence[TaskItem], context: RunContext, writer: int, position: mmap.mmap
+) -> NoReturn:
+    """Check the items from the last one back, until the run reaches them; then exit without
+    running any of the parent's exit handlers."""
+    status = 1
+    try:
+        gc.freeze()  # the inherited objects are never collected here: fewer pages copied
+        watch = _Watch()
+        with os.fdopen(writer, "wb") as out:
+            for at in range(len(items) - 1, -1, -1):
+                if struct.unpack_from("q", position, 0)[0] >= at:
+                    break
+                message: dict[str, Any] = {"at": at}
+                checked = watch.check(items[at], context)
+                if checked is not None:
+                    message["result"] = checked.result.to_dict()
+                    message["warnings"] = list(checked.warnings)
+                out.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
+                out.flush()
+        status = 0
+    finally:
+        os._exit(status)
+
+
+class _Watch:
+    """The child's view of what an item's check did besides deciding: output on either file
+    descriptor or Python stream, log records, warnings. Any of it leaves the item to the run,
+    where pytest captures and reports it."""
+
+    def __init__(self) -> None:
+        self.sink = tempfile.TemporaryFile()  # noqa: SIM115 (open until the child exits)
+        quiet = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(quiet, 0)
+        os.close(quiet)
+        os.dup2(self.sink.fileno(), 1)
+        os.dup2(self.sink.fileno(), 2)
+        self.stream = io.StringIO()
+        sys.stdin = io.StringIO()
+        sys.stdout = sys.stderr = self.stream
+        self.records = _Counter()
+        logging.getLogger().addHandler(self.records)
+
+    def check(self, item: TaskItem, context: RunContext) -> Checked | None:
+        """The item's check when it passed cleanly and did nothing else; else None."""
+        before = (os.fstat(self.sink.fileno()).st_size, self.stream.tell(), self.records.count)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                checked = item.check_ahead(context)
+            except Exception:
+                return None
+        after = (os.fstat(self.sink.fileno()).st_size, self.stream.tell(), self.records.count)
+        if caught or after != before:
+            return None
+        return checked
+
+
+class _Counter(logging.Handler):
+    """Counts the log records that reach the root logger."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1

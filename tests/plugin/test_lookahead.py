@@ -1,0 +1,165 @@
+"""The look-ahead process (`plugin.lookahead`): a fork that checks the last task items while the
+run checks the first. It may only ever save time: every failure, warning, captured line, lint
+finding and report is the one a run without it gives.
+
+The end-to-end runs start a fresh interpreter (an in-process run inside an xdist worker has
+other threads, so it never forks). The first task's prompt function sleeps once, so the child
+has checked every later item before the run reaches them: the tests know which items it took.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_evaltasks.plugin.lookahead import MIN_ITEMS, Conditions, refusal
+
+if TYPE_CHECKING:
+    from conftest import EvalProject
+
+pytestmark = pytest.mark.subprocess
+
+TASKS = 8
+
+HEADER = """\
+import time
+import warnings
+
+SLEPT = []
+LOUD = {loud!r}
+CHANGED = {changed!r}
+"""
+
+PROMPT = """\
+    name = task_name.split("|")[0]
+    if name == "t0" and not SLEPT:
+        SLEPT.append(True)
+        time.sleep(1.5)  # the run waits here while the look-ahead process checks t7..t1
+    if name == LOUD and row["__index"] == 0:
+        print(f"printed by {name}")
+        warnings.warn(f"warned by {name}", UserWarning)
+    query = f"Q: {row['q']}\\nA:" + (" (changed)" if name == CHANGED else "")
+    return Doc(query=query, choices=[" yes", " no"], gold_index=row["label"])"""
+
+
+def write(project: EvalProject, loud: str = "", changed: str = "") -> None:
+    """Eight tasks t0..t7 over the default rows; `loud` prints and warns, `changed` renders
+    differently (no version bump)."""
+    configs = [f'name="t{i}", version=0' for i in range(TASKS)]
+    header = HEADER.format(loud=loud, changed=changed)
+    project.write_tasks(*configs, header=header, prompt_body=PROMPT)
+
+
+def taken(result: pytest.RunResult) -> int:
+    """How many items took the look-ahead process's result (the verbose summary line)."""
+    found = re.search(r"look-ahead: (\d+) of (\d+) task items", result.stdout.str())
+    assert found is not None, result.stdout.str()
+    assert int(found.group(2)) == TASKS
+    return int(found.group(1))
+
+
+def both(project: EvalProject, *args: str) -> tuple[pytest.RunResult, pytest.RunResult]:
+    """The same run with the look-ahead process (auto) and without it (off)."""
+    auto = project.run("--evaltasks=all", "-v", *args)
+    off = project.run("--evaltasks=all", "-v", "--evaltasks-lookahead=off", *args)
+    assert "look-ahead:" not in off.stdout.str()
+    return auto, off
+
+
+def without_timings(text: str) -> str:
+    return re.sub(r"\d+(\.\d+)?s\b", "Ns", text)
+
+
+def test_a_compare_run_takes_the_later_items_from_the_forked_process(
+    project: EvalProject,
+) -> None:
+    write(project)
+    assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
+    auto, off = both(project, "--evaltasks-report=report.md")
+    assert auto.ret == off.ret == 0
+    assert taken(auto) == TASKS - 1
+    auto.stdout.fnmatch_lines(["*8 tasks checked*", "*outcomes: 8 unchanged*"])
+    report = (project.root / "report.md").read_text(encoding="utf-8")
+    project.run("--evaltasks=all", "--evaltasks-lookahead=off", "--evaltasks-report=report.md")
+    assert (project.root / "report.md").read_text(encoding="utf-8") == report
+
+
+def test_a_changed_prompt_it_saw_fails_as_without_it(project: EvalProject) -> None:
+    write(project)
+    assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
+    write(project, changed="t6")
+    auto, off = both(project)
+    assert auto.ret == off.ret == 1
+    auto.assert_outcomes(passed=TASKS - 1, failed=1)
+    assert taken(auto) == TASKS - 2  # every later item but the changed one
+    failures = project.failures(auto)
+    assert "t6" in failures and "version" in failures
+    assert without_timings(failures) == without_timings(project.failures(off))
+
+
+def test_output_and_warnings_of_a_task_are_captured_by_the_run_itself(
+    project: EvalProject,
+) -> None:
+    write(project)
+    assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
+    write(project, loud="t5")
+    auto, off = both(project, "-rP")
+    assert auto.ret == off.ret == 0
+    assert taken(auto) == TASKS - 2  # t5 printed and warned: the run checked it itself
+    for result in (auto, off):
+        result.stdout.fnmatch_lines(["*UserWarning: warned by t5*"])
+        result.stdout.fnmatch_lines(["*Captured stdout call*", "printed by t5"])
+
+
+def test_lint_findings_of_the_items_it_checked_still_warn_and_fail(
+    project: EvalProject,
+) -> None:
+    write(project)
+    module = project.root / "tasks" / "demo.py"  # every doc gets two equal choices
+    text = module.read_text(encoding="utf-8")
+    module.write_text(text.replace('[" yes", " no"]', '[" yes", " yes"]'), encoding="utf-8")
+    assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
+    auto, off = both(project, "--evaltasks-lint=error")
+    assert auto.ret == off.ret == 1
+    auto.assert_outcomes(failed=TASKS)
+    assert taken(auto) == TASKS - 1
+    assert without_timings(project.failures(auto)) == without_timings(
+        project.failures(off)
+    )
+    assert "lint finding" in project.failures(auto)
+
+
+GOOD = Conditions(
+    mode="auto",
+    task_items=MIN_ITEMS,
+    update=False,
+    export=False,
+    xdist_worker=False,
+    debugging=False,
+    can_fork=True,
+    cores=2,
+    threads=1,
+)
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ({"mode": "off"}, "turned off"),
+        ({"task_items": MIN_ITEMS - 1}, "fewer than"),
+        ({"update": True}, "update run"),
+        ({"export": True}, "--evaltasks-export"),
+        ({"xdist_worker": True}, "xdist worker"),
+        ({"debugging": True}, "debugging"),
+        ({"can_fork": False}, "no fork"),
+        ({"cores": 1}, "one usable core"),
+        ({"threads": 2}, "other threads"),
+    ],
+)
+def test_each_condition_it_needs_is_checked(change: dict[str, object], why: str) -> None:
+    assert refusal(GOOD) is None
+    reason = refusal(replace(GOOD, **change))  # type: ignore[arg-type]
+    assert reason is not None and why in reason
