@@ -4,7 +4,8 @@ For each size (tasks of 10 docs each, 625 per generated module), in a fresh fold
 
 * **update**: `--evaltasks all --snapshot-update` from nothing (every snapshot is new: each is
   also rebuilt in a fresh process before it is recorded), serial and `-n 2`;
-* **compare**: `--evaltasks all` against the recorded snapshots, serial and `-n 2`;
+* **compare**: `--evaltasks all` against the recorded snapshots, serial (with the look-ahead
+  process, the default, and without it: `--evaltasks-lookahead=off`) and `-n 2`;
 * **docs' own cost**: a script that imports the modules and builds every task's docs with the
   engine, nothing else (no pytest, no snapshot), to subtract: what the plugin costs per task
   above the work the docs themselves need.
@@ -131,12 +132,19 @@ def main(argv: list[str] | None = None) -> int:
         # serial and -n 2 in turn, so both see the same machine load
         compare: list[Run] = []
         compare_n2: list[Run] = []
+        compare_alone: list[Run] = []
+        alone = pytest("--evaltasks-lookahead=off")
         for _ in range(args.runs):
             compare.append(timed_run(pytest(), root))
             compare_n2.append(timed_run(pytest("-n", "2"), root))
+            compare_alone.append(timed_run(alone, root))
         check(compare, pytest(), root)
         check(compare_n2, pytest("-n", "2"), root)
+        check(compare_alone, alone, root)
         ratio = statistics.median(a.wall / b.wall for a, b in zip(compare_n2, compare, strict=True))
+        ahead = statistics.median(
+            a.wall / b.wall for a, b in zip(compare, compare_alone, strict=True)
+        )
         for path in snapshots.iterdir():
             path.unlink()
         update_n2 = timed(pytest("--snapshot-update", "-n", "2"), root, 1)
@@ -145,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         peaks.append((size, peak(compare), peak(compare_n2)))
         print(f"\n{size} tasks ({size * DOCS} docs), {-(-size // PER_MODULE)} modules")
         print(line("docs alone (no pytest):", docs_only))
-        print(line("compare, serial:", compare))
+        print(line("compare, serial:", compare, f"  (/ look-ahead off: {ahead:.2f}x)"))
+        print(line("compare, look-ahead off:", compare_alone))
         pairs = f"  (-n 2 / serial wall, median of {args.runs} pairs: {ratio:.2f}x)"
         print(line("compare, -n 2:", compare_n2, pairs))
         print(line("update, serial:", update))

@@ -17,7 +17,8 @@ What keeps the gate whole:
   warning and captured line is the one a run without the child shows.
 * It runs only in compare runs (`--snapshot-update` writes files, which later items may read),
   without `--evaltasks-export`, with two usable cores, in a process with no other thread (a
-  fork copies one thread only), and not under xdist (whose workers already use the cores).
+  fork copies one thread only) and no tracer (coverage would not see the child's work), not
+  under xdist (whose workers already use the cores) and not when debugging.
 * The run never waits for it: an item whose result has not arrived checks itself, and the
   child stops at the first item the run has reached. It is killed when the session ends.
 
@@ -68,6 +69,9 @@ class Conditions:
     xdist_worker: bool
     debugging: bool
     """`--pdb`, `--trace` or `-s`: a prompt function may talk to the terminal."""
+    traced: bool
+    """A tracer or profiler (coverage, a debugger) watches this process: what the child runs
+    would not be seen."""
     can_fork: bool
     cores: int
     threads: int
@@ -87,6 +91,8 @@ def refusal(conditions: Conditions) -> str | None:
         return "an xdist worker: the workers already use the cores"
     if conditions.debugging:
         return "a debugging run (--pdb, --trace or -s)"
+    if conditions.traced:
+        return "a tracer or profiler (coverage, a debugger) is active"
     if not conditions.can_fork:
         return "no fork on this platform"
     if conditions.cores < 2:
@@ -110,10 +116,20 @@ def conditions_of(config: pytest.Config, context: RunContext, task_items: int) -
             or getattr(option, "trace", False)
             or getattr(option, "capture", "fd") == "no"
         ),
+        traced=_traced(),
         can_fork=sys.platform.startswith("linux") and hasattr(os, "fork"),
         cores=_usable_cores(),
         threads=threading.active_count(),
     )
+
+
+def _traced() -> bool:
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        return True
+    monitoring = getattr(sys, "monitoring", None)  # Python 3.12+: coverage's other tracer
+    if monitoring is None:
+        return False
+    return any(monitoring.get_tool(tool) is not None for tool in range(6))
 
 
 def _usable_cores() -> int:

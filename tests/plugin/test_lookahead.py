@@ -126,9 +126,7 @@ def test_lint_findings_of_the_items_it_checked_still_warn_and_fail(
     assert auto.ret == off.ret == 1
     auto.assert_outcomes(failed=TASKS)
     assert taken(auto) == TASKS - 1
-    assert without_timings(project.failures(auto)) == without_timings(
-        project.failures(off)
-    )
+    assert without_timings(project.failures(auto)) == without_timings(project.failures(off))
     assert "lint finding" in project.failures(auto)
 
 
@@ -139,6 +137,7 @@ GOOD = Conditions(
     export=False,
     xdist_worker=False,
     debugging=False,
+    traced=False,
     can_fork=True,
     cores=2,
     threads=1,
@@ -154,6 +153,7 @@ GOOD = Conditions(
         ({"export": True}, "--evaltasks-export"),
         ({"xdist_worker": True}, "xdist worker"),
         ({"debugging": True}, "debugging"),
+        ({"traced": True}, "tracer or profiler"),
         ({"can_fork": False}, "no fork"),
         ({"cores": 1}, "one usable core"),
         ({"threads": 2}, "other threads"),
