@@ -9,6 +9,7 @@ has checked every later item before the run reaches them: the tests know which i
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -163,3 +164,26 @@ def test_each_condition_it_needs_is_checked(change: dict[str, object], why: str)
     assert refusal(GOOD) is None
     reason = refusal(replace(GOOD, **change))  # type: ignore[arg-type]
     assert reason is not None and why in reason
+
+
+STUCK = """\
+    name = task_name.split("|")[0]
+    if name == "t7" and os.getpid() != RUN_PID:  # only in the look-ahead process
+        with open("stuck.pid", "w") as out:
+            out.write(str(os.getpid()))
+        time.sleep(600)
+    return Doc(query=f"Q: {row['q']}\\nA:", choices=[" yes", " no"], gold_index=row["label"])"""
+
+
+def test_the_run_never_waits_for_it_and_ends_it(project: EvalProject) -> None:
+    configs = [f'name="t{i}", version=0' for i in range(TASKS)]
+    header = "import os\nimport time\n\nRUN_PID = os.getpid()\n"
+    project.write_tasks(*configs, header=header, prompt_body=STUCK)
+    assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
+    result = project.pytester.runpytest_subprocess("--evaltasks=all", "-v", timeout=120)
+    assert result.ret == 0
+    result.assert_outcomes(passed=TASKS)
+    assert taken(result) == 0  # stuck on the last item from the start: the run checked all
+    stuck = int((project.root / "stuck.pid").read_text(encoding="utf-8"))
+    with pytest.raises(ProcessLookupError):
+        os.kill(stuck, 0)  # killed and reaped when the session ended
