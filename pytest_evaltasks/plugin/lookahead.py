@@ -28,7 +28,6 @@ What keeps the gate whole:
 from __future__ import annotations
 
 import contextlib
-import gc
 import io
 import json
 import logging
@@ -238,7 +237,6 @@ def _child(
     running any of the parent's exit handlers."""
     status = 1
     try:
-        gc.freeze()  # the inherited objects are never collected here: fewer pages copied
         watch = _Watch()
         with os.fdopen(writer, "wb") as out:
             for at in range(len(items) - 1, -1, -1):
