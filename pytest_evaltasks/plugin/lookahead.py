@@ -19,6 +19,8 @@ What keeps the gate whole:
   without `--evaltasks-export`, with two usable cores, in a process with no other thread (a
   fork copies one thread only) and no tracer (coverage would not see the child's work), not
   under xdist (whose workers already use the cores) and not when debugging.
+* It leaves large tasks to the run (a snapshot over 3 MB, about 100,000 docs): two built at
+  once would double the run's memory.
 * The run never waits for it: an item whose result has not arrived checks itself, and the
   child stops at the first item the run has reached. It is killed when the session ends.
 
@@ -40,6 +42,7 @@ import tempfile
 import threading
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from .summary import ItemResult
@@ -51,6 +54,10 @@ if TYPE_CHECKING:
 
     from .items import TaskItem
     from .state import RunContext
+
+LARGE_SNAPSHOT_BYTES = 3_000_000
+"""A snapshot file larger than this (about 100,000 docs: one hash line each) is a large task,
+left to the run: two large tasks built at once would double the run's memory."""
 
 MIN_ITEMS = 4
 """Fewer task items than this are checked in the run alone: the fork would cost more than the
@@ -243,7 +250,8 @@ def _child(
                 if struct.unpack_from("q", position, 0)[0] >= at:
                     break
                 message: dict[str, Any] = {"at": at}
-                checked = watch.check(items[at], context)
+                item = items[at]
+                checked = None if left_to_run(item.snapshot_path) else watch.check(item, context)
                 if checked is not None:
                     message["result"] = checked.result.to_dict()
                     message["warnings"] = list(checked.warnings)
@@ -252,6 +260,14 @@ def _child(
         status = 0
     finally:
         os._exit(status)
+
+
+def left_to_run(snapshot: Path) -> bool:
+    """An item the fork does not check: no snapshot yet (the run reports it), or a large one."""
+    try:
+        return snapshot.stat().st_size > LARGE_SNAPSHOT_BYTES
+    except OSError:
+        return True
 
 
 class _Watch:

@@ -12,11 +12,18 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_evaltasks.plugin.lookahead import MIN_ITEMS, Conditions, refusal
+from pytest_evaltasks.plugin.lookahead import (
+    LARGE_SNAPSHOT_BYTES,
+    MIN_ITEMS,
+    Conditions,
+    left_to_run,
+    refusal,
+)
 
 if TYPE_CHECKING:
     from conftest import EvalProject
@@ -187,3 +194,14 @@ def test_the_run_never_waits_for_it_and_ends_it(project: EvalProject) -> None:
     stuck = int((project.root / "stuck.pid").read_text(encoding="utf-8"))
     with pytest.raises(ProcessLookupError):
         os.kill(stuck, 0)  # killed and reaped when the session ended
+
+
+def test_large_tasks_and_new_ones_are_left_to_the_run(tmp_path: Path) -> None:
+    """Two large tasks built at once would double the run's memory; a task without a snapshot
+    fails in the run, which reports it."""
+    small, large = tmp_path / "small.txt", tmp_path / "large.txt"
+    small.write_bytes(b"x" * LARGE_SNAPSHOT_BYTES)
+    large.write_bytes(b"x" * (LARGE_SNAPSHOT_BYTES + 1))
+    assert not left_to_run(small)
+    assert left_to_run(large)
+    assert left_to_run(tmp_path / "missing.txt")
