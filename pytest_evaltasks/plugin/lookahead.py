@@ -38,7 +38,6 @@ import os
 import signal
 import struct
 import sys
-import tempfile
 import threading
 import warnings
 from dataclasses import dataclass
@@ -123,9 +122,9 @@ def conditions_of(config: pytest.Config, context: RunContext, task_items: int) -
             or getattr(option, "capture", "fd") == "no"
         ),
         traced=_traced(),
-        can_fork=sys.platform.startswith("linux") and hasattr(os, "fork"),
+        can_fork=sys.platform.startswith("linux") and hasattr(os, "memfd_create"),
         cores=_usable_cores(),
-        threads=threading.active_count(),
+        threads=_threads(),
     )
 
 
@@ -136,6 +135,17 @@ def _traced() -> bool:
     if monitoring is None:
         return False
     return any(monitoring.get_tool(tool) is not None for tool in range(6))
+
+
+def _threads() -> int:
+    """Threads in this process: Python's, and those a C library started (which Python 3.12's
+    fork warning counts too), from /proc on Linux."""
+    count = threading.active_count()
+    with contextlib.suppress(OSError, ValueError), open("/proc/self/status", "rb") as status:
+        for line in status:
+            if line.startswith(b"Threads:"):
+                count = max(count, int(line.split()[1]))
+    return count
 
 
 def _usable_cores() -> int:
@@ -276,28 +286,30 @@ class _Watch:
     where pytest captures and reports it."""
 
     def __init__(self) -> None:
-        self.sink = tempfile.TemporaryFile()  # noqa: SIM115 (open until the child exits)
+        self.sink = os.memfd_create("evaltasks-lookahead-output")  # memory, never a file
         quiet = os.open(os.devnull, os.O_RDONLY)
         os.dup2(quiet, 0)
         os.close(quiet)
-        os.dup2(self.sink.fileno(), 1)
-        os.dup2(self.sink.fileno(), 2)
+        os.dup2(self.sink, 1)
+        os.dup2(self.sink, 2)
         self.stream = io.StringIO()
         sys.stdin = io.StringIO()
         sys.stdout = sys.stderr = self.stream
         self.records = _Counter()
-        logging.getLogger().addHandler(self.records)
+        root = logging.getLogger()
+        root.setLevel(logging.NOTSET)  # every record counts, whatever pytest's log level
+        root.addHandler(self.records)
 
     def check(self, item: TaskItem, context: RunContext) -> Checked | None:
         """The item's check when it passed cleanly and did nothing else; else None."""
-        before = (os.fstat(self.sink.fileno()).st_size, self.stream.tell(), self.records.count)
+        before = (os.fstat(self.sink).st_size, self.stream.tell(), self.records.count)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 checked = item.check_ahead(context)
             except Exception:
                 return None
-        after = (os.fstat(self.sink.fileno()).st_size, self.stream.tell(), self.records.count)
+        after = (os.fstat(self.sink).st_size, self.stream.tell(), self.records.count)
         if caught or after != before:
             return None
         return checked

@@ -33,11 +33,13 @@ pytestmark = pytest.mark.subprocess
 TASKS = 8
 
 HEADER = """\
+import logging
 import time
 import warnings
 
 SLEPT = []
 LOUD = {loud!r}
+LOGGED = {logged!r}
 CHANGED = {changed!r}
 """
 
@@ -49,15 +51,17 @@ PROMPT = """\
     if name == LOUD and row["__index"] == 0:
         print(f"printed by {name}")
         warnings.warn(f"warned by {name}", UserWarning)
+    if name == LOGGED and row["__index"] == 0:
+        logging.getLogger("demo").info(f"logged by {name}")
     query = f"Q: {row['q']}\\nA:" + (" (changed)" if name == CHANGED else "")
     return Doc(query=query, choices=[" yes", " no"], gold_index=row["label"])"""
 
 
-def write(project: EvalProject, loud: str = "", changed: str = "") -> None:
+def write(project: EvalProject, loud: str = "", changed: str = "", logged: str = "") -> None:
     """Eight tasks t0..t7 over the default rows; `loud` prints and warns, `changed` renders
-    differently (no version bump)."""
+    differently (no version bump), `logged` logs a record at INFO."""
     configs = [f'name="t{i}", version=0' for i in range(TASKS)]
-    header = HEADER.format(loud=loud, changed=changed)
+    header = HEADER.format(loud=loud, changed=changed, logged=logged)
     project.write_tasks(*configs, header=header, prompt_body=PROMPT)
 
 
@@ -120,6 +124,17 @@ def test_output_and_warnings_of_a_task_are_captured_by_the_run_itself(
     for result in (auto, off):
         result.stdout.fnmatch_lines(["*UserWarning: warned by t5*"])
         result.stdout.fnmatch_lines(["*Captured stdout call*", "printed by t5"])
+
+
+def test_log_records_of_a_task_are_captured_by_the_run_itself(project: EvalProject) -> None:
+    write(project)
+    assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
+    write(project, logged="t4")
+    auto, off = both(project, "-rP", "-o", "log_level=INFO")
+    assert auto.ret == off.ret == 0
+    assert taken(auto) == TASKS - 2  # t4 logged: the run checked it itself
+    for result in (auto, off):
+        result.stdout.fnmatch_lines(["*Captured log call*", "*logged by t4*"])
 
 
 def test_lint_findings_of_the_items_it_checked_still_warn_and_fail(
