@@ -3,8 +3,9 @@ run checks the first. It may only ever save time: every failure, warning, captur
 finding and report is the one a run without it gives.
 
 The end-to-end runs start a fresh interpreter (an in-process run inside an xdist worker has
-other threads, so it never forks). The first task's prompt function sleeps once, so the child
-has checked every later item before the run reaches them: the tests know which items it took.
+other threads, so it never forks). In the run, the first task's prompt function waits until the
+child has reached the second task, so the child has checked every later item before the run
+reaches them: the tests know which items it took.
 """
 
 from __future__ import annotations
@@ -34,9 +35,13 @@ TASKS = 8
 
 HEADER = """\
 import logging
+import os
 import time
 import warnings
 
+RUN_PID = os.getpid()
+WAIT = "EVALTASKS_TEST_WAIT_FOR_LOOKAHEAD"
+REACHED = os.environ.get(WAIT, "")  # outside the project: never one of a task's inputs
 SLEPT = []
 LOUD = {loud!r}
 LOGGED = {logged!r}
@@ -45,9 +50,14 @@ CHANGED = {changed!r}
 
 PROMPT = """\
     name = task_name.split("|")[0]
-    if name == "t0" and not SLEPT:
-        SLEPT.append(True)
-        time.sleep(1.5)  # the run waits here while the look-ahead process checks t7..t1
+    if name == "t1" and os.getpid() != RUN_PID and REACHED:  # the look-ahead process is at t1
+        open(REACHED, "w").close()
+    if name == "t0" and os.environ.get(WAIT) and not SLEPT:
+        SLEPT.append(True)  # the run waits here while the look-ahead process checks t7..t1
+        deadline = time.monotonic() + 60
+        while not os.path.exists(REACHED) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.5)  # for t1's result to arrive
     if name == LOUD and row["__index"] == 0:
         print(f"printed by {name}")
         warnings.warn(f"warned by {name}", UserWarning)
@@ -73,9 +83,16 @@ def taken(result: pytest.RunResult) -> int:
     return int(found.group(1))
 
 
-def both(project: EvalProject, *args: str) -> tuple[pytest.RunResult, pytest.RunResult]:
-    """The same run with the look-ahead process (auto) and without it (off)."""
+def both(
+    project: EvalProject, monkeypatch: pytest.MonkeyPatch, *args: str
+) -> tuple[pytest.RunResult, pytest.RunResult]:
+    """The same run with the look-ahead process (auto: its first task waits for the process to
+    reach the second, told by a file outside the project) and without it (off)."""
+    reached = project.root.parent / f"{project.root.name}.reached-t1"
+    reached.unlink(missing_ok=True)
+    monkeypatch.setenv("EVALTASKS_TEST_WAIT_FOR_LOOKAHEAD", str(reached))
     auto = project.run("--evaltasks=all", "-v", *args)
+    monkeypatch.delenv("EVALTASKS_TEST_WAIT_FOR_LOOKAHEAD")
     off = project.run("--evaltasks=all", "-v", "--evaltasks-lookahead=off", *args)
     assert "look-ahead:" not in off.stdout.str()
     return auto, off
@@ -86,11 +103,11 @@ def without_timings(text: str) -> str:
 
 
 def test_a_compare_run_takes_the_later_items_from_the_forked_process(
-    project: EvalProject,
+    project: EvalProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(project)
     assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
-    auto, off = both(project, "--evaltasks-report=report.md")
+    auto, off = both(project, monkeypatch, "--evaltasks-report=report.md")
     assert auto.ret == off.ret == 0
     assert taken(auto) == TASKS - 1
     auto.stdout.fnmatch_lines(["*8 tasks checked*", "*outcomes: 8 unchanged*"])
@@ -99,11 +116,13 @@ def test_a_compare_run_takes_the_later_items_from_the_forked_process(
     assert (project.root / "report.md").read_text(encoding="utf-8") == report
 
 
-def test_a_changed_prompt_it_saw_fails_as_without_it(project: EvalProject) -> None:
+def test_a_changed_prompt_it_saw_fails_as_without_it(
+    project: EvalProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write(project)
     assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
     write(project, changed="t6")
-    auto, off = both(project)
+    auto, off = both(project, monkeypatch)
     assert auto.ret == off.ret == 1
     auto.assert_outcomes(passed=TASKS - 1, failed=1)
     assert taken(auto) == TASKS - 2  # every later item but the changed one
@@ -113,12 +132,12 @@ def test_a_changed_prompt_it_saw_fails_as_without_it(project: EvalProject) -> No
 
 
 def test_output_and_warnings_of_a_task_are_captured_by_the_run_itself(
-    project: EvalProject,
+    project: EvalProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(project)
     assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
     write(project, loud="t5")
-    auto, off = both(project, "-rP")
+    auto, off = both(project, monkeypatch, "-rP")
     assert auto.ret == off.ret == 0
     assert taken(auto) == TASKS - 2  # t5 printed and warned: the run checked it itself
     for result in (auto, off):
@@ -126,11 +145,13 @@ def test_output_and_warnings_of_a_task_are_captured_by_the_run_itself(
         result.stdout.fnmatch_lines(["*Captured stdout call*", "printed by t5"])
 
 
-def test_log_records_of_a_task_are_captured_by_the_run_itself(project: EvalProject) -> None:
+def test_log_records_of_a_task_are_captured_by_the_run_itself(
+    project: EvalProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write(project)
     assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
     write(project, logged="t4")
-    auto, off = both(project, "-rP", "-o", "log_level=INFO")
+    auto, off = both(project, monkeypatch, "-rP", "-o", "log_level=INFO")
     assert auto.ret == off.ret == 0
     assert taken(auto) == TASKS - 2  # t4 logged: the run checked it itself
     for result in (auto, off):
@@ -138,14 +159,14 @@ def test_log_records_of_a_task_are_captured_by_the_run_itself(project: EvalProje
 
 
 def test_lint_findings_of_the_items_it_checked_still_warn_and_fail(
-    project: EvalProject,
+    project: EvalProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(project)
     module = project.root / "tasks" / "demo.py"  # every doc gets two equal choices
     text = module.read_text(encoding="utf-8")
     module.write_text(text.replace('[" yes", " no"]', '[" yes", " yes"]'), encoding="utf-8")
     assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
-    auto, off = both(project, "--evaltasks-lint=error")
+    auto, off = both(project, monkeypatch, "--evaltasks-lint=error")
     assert auto.ret == off.ret == 1
     auto.assert_outcomes(failed=TASKS)
     assert taken(auto) == TASKS - 1
@@ -191,17 +212,24 @@ def test_each_condition_it_needs_is_checked(change: dict[str, object], why: str)
 STUCK = """\
     name = task_name.split("|")[0]
     if name == "t7" and os.getpid() != RUN_PID:  # only in the look-ahead process
-        with open("stuck.pid", "w") as out:
+        with open("stuck.tmp", "w") as out:
             out.write(str(os.getpid()))
+        os.replace("stuck.tmp", "stuck.pid")
         time.sleep(600)
+    if name == "t0" and os.getpid() == RUN_PID and WAIT and not WAITED:
+        WAITED.append(True)  # the run goes on once the look-ahead process is stuck
+        deadline = time.monotonic() + 60
+        while not os.path.exists("stuck.pid") and time.monotonic() < deadline:
+            time.sleep(0.01)
     return Doc(query=f"Q: {row['q']}\\nA:", choices=[" yes", " no"], gold_index=row["label"])"""
 
 
 def test_the_run_never_waits_for_it_and_ends_it(project: EvalProject) -> None:
     configs = [f'name="t{i}", version=0' for i in range(TASKS)]
-    header = "import os\nimport time\n\nRUN_PID = os.getpid()\n"
-    project.write_tasks(*configs, header=header, prompt_body=STUCK)
+    header = "import os\nimport time\n\nRUN_PID = os.getpid()\nWAITED = []\nWAIT = {wait}\n"
+    project.write_tasks(*configs, header=header.format(wait=False), prompt_body=STUCK)
     assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
+    project.write_tasks(*configs, header=header.format(wait=True), prompt_body=STUCK)
     result = project.pytester.runpytest_subprocess("--evaltasks=all", "-v", timeout=120)
     assert result.ret == 0
     result.assert_outcomes(passed=TASKS)
