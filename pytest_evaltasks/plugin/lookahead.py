@@ -204,12 +204,16 @@ class Lookahead:
         if at is None:
             return None
         struct.pack_into("q", self._position, 0, at)
-        self._read()
-        message = self._found.pop(at, None)
-        if message is None or "result" not in message:
+        try:  # a message that cannot be read is no result: the item checks itself
+            self._read()
+            message = self._found.pop(at, None)
+            if message is None or "result" not in message:
+                return None
+            checked = Checked(ItemResult.from_dict(message["result"]), tuple(message["warnings"]))
+        except (OSError, ValueError, KeyError, TypeError):
             return None
         self.taken += 1
-        return Checked(ItemResult.from_dict(message["result"]), tuple(message["warnings"]))
+        return checked
 
     def _read(self) -> None:
         """Everything the child has sent so far, without waiting."""
@@ -225,8 +229,9 @@ class Lookahead:
         data = b"".join(chunks)
         *lines, self._pending = data.split(b"\n")
         for line in lines:
-            message = json.loads(line)
-            self._found[message["at"]] = message
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                message = json.loads(line)
+                self._found[message["at"]] = message
 
     def line(self) -> str:
         """What the look-ahead process did, for the verbose summary."""

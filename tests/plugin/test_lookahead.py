@@ -14,7 +14,7 @@ import os
 import re
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -248,3 +248,39 @@ def test_large_tasks_and_new_ones_are_left_to_the_run(tmp_path: Path) -> None:
     assert not left_to_run(small)
     assert left_to_run(large)
     assert left_to_run(tmp_path / "missing.txt")
+
+
+def test_what_the_fork_sends_is_taken_only_when_it_reads_as_a_result() -> None:
+    """The run's side of the pipe: a clean pass is taken once, for its own item only; a line
+    that does not read, a leave-it message, or no message at all leaves the item to the run."""
+    import json
+    import mmap
+
+    from pytest_evaltasks.plugin.lookahead import Lookahead
+    from pytest_evaltasks.plugin.summary import ItemResult
+    from pytest_evaltasks.snapshot.gate import Outcome
+
+    items: list[Any] = [object() for _ in range(5)]  # the run's side keys items by identity
+    reader, writer = os.pipe()
+    ahead = Lookahead(0, reader, mmap.mmap(-1, 8), {id(item): at for at, item in enumerate(items)})
+    os.set_blocking(reader, False)
+    passed = ItemResult(label="t4|0", outcome=Outcome.UNCHANGED, docs=6, lint=["x: y"])
+    lines = [
+        json.dumps({"at": 4, "result": passed.to_dict(), "warnings": ["w"]}),
+        json.dumps({"at": 3}),  # left to the run
+        "{not json",
+        json.dumps({"at": 2, "result": {"label": "t2|0", "no such field": 1}, "warnings": []}),
+    ]
+    os.write(writer, ("\n".join(lines) + "\n").encode())
+    try:
+        assert ahead.take(items[0]) is None  # nothing sent for it
+        checked = ahead.take(items[4])
+        assert checked is not None and checked.result == passed and checked.warnings == ("w",)
+        assert ahead.take(items[4]) is None  # taken once
+        assert ahead.take(items[3]) is None
+        assert ahead.take(items[2]) is None
+        assert ahead.take(cast(Any, object())) is None
+        assert ahead.taken == 1
+    finally:
+        os.close(writer)
+        os.close(reader)
