@@ -1,5 +1,5 @@
 """The look-ahead process: a fork of the run that checks the last task items while the run
-works through the first ones, so a run of many small tasks uses two cores.
+works through the first ones, so a run uses two cores.
 
 pytest runs items one at a time. When the run starts, this module forks the process (the
 registry, the data read so far and every module are shared, nothing is imported again). The
@@ -15,10 +15,12 @@ What keeps the gate whole:
   fresh-process build, a warning, a log record, output on stdout or stderr, an exception) makes
   it leave the item alone, and the item then checks itself, so every failure, traceback,
   warning and captured line is the one a run without the child shows.
-* It runs only in compare runs (`--snapshot-update` writes files, which later items may read),
-  without `--evaltasks-export`, with two usable cores, in a process with no other thread (a
-  fork copies one thread only) and no tracer (coverage would not see the child's work), not
-  under xdist (whose workers already use the cores) and not when debugging.
+* In an update run (`--snapshot-update`) every item with a file to write is left to the run, as
+  is every failure: the fork only finds the items that keep their snapshot. An item writes its
+  own snapshot file alone, which no other item reads.
+* It runs only without `--evaltasks-export`, with two usable cores, in a process with no other
+  thread (a fork copies one thread only) and no tracer (coverage would not see the child's
+  work), not under xdist (whose workers already use the cores) and not when debugging.
 * It leaves large tasks to the run (a snapshot over 3 MB, about 100,000 docs): two built at
   once would double the run's memory.
 * The run never waits for it: an item whose result has not arrived checks itself, and the
@@ -69,7 +71,6 @@ class Conditions:
 
     mode: str
     task_items: int
-    update: bool
     export: bool
     xdist_worker: bool
     debugging: bool
@@ -88,8 +89,6 @@ def refusal(conditions: Conditions) -> str | None:
         return "turned off"
     if conditions.task_items < MIN_ITEMS:
         return f"fewer than {MIN_ITEMS} task items"
-    if conditions.update:
-        return "an update run writes files that later items may read"
     if conditions.export:
         return "--evaltasks-export writes every item's prompts"
     if conditions.xdist_worker:
@@ -113,7 +112,6 @@ def conditions_of(config: pytest.Config, context: RunContext, task_items: int) -
     return Conditions(
         mode=context.options.lookahead,
         task_items=task_items,
-        update=context.options.update,
         export=context.options.export is not None,
         xdist_worker=hasattr(config, "workerinput"),
         debugging=bool(

@@ -191,7 +191,7 @@ def add_options(parser: pytest.Parser) -> None:
         "--evaltasks-lookahead",
         choices=LOOKAHEAD_MODES,
         metavar="MODE",
-        help="auto (the default): in a compare run on two or more cores, a forked process "
+        help="auto (the default): on two or more cores, a forked process "
         "checks the last task items while the run checks the first; off: the run alone",
     )
     group.addoption(

@@ -131,6 +131,33 @@ def test_a_changed_prompt_it_saw_fails_as_without_it(
     assert without_timings(failures) == without_timings(project.failures(off))
 
 
+def test_an_update_run_writes_what_it_writes_without_it(
+    project: EvalProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fork takes the items that keep their snapshot; the one to write is the run's."""
+    write(project)
+    assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
+    write(project, changed="t6")
+    text = project.snapshot("t6|0").read_bytes()
+    auto, _ = both(project, monkeypatch, "--snapshot-update", "--evaltasks-allow-unversioned")
+    assert auto.ret == 0
+    assert taken(auto) == TASKS - 2  # every later item but the one it writes
+    assert project.snapshot("t6|0").read_bytes() != text
+    recorded = project.snapshots()
+    for path in project.snapshot_dir.iterdir():
+        path.unlink()
+    write(project)
+    project.run("--evaltasks=all", "--snapshot-update", "--evaltasks-lookahead=off")
+    write(project, changed="t6")
+    project.run(
+        "--evaltasks=all",
+        "--snapshot-update",
+        "--evaltasks-allow-unversioned",
+        "--evaltasks-lookahead=off",
+    )
+    assert project.snapshots() == recorded
+
+
 def test_output_and_warnings_of_a_task_are_captured_by_the_run_itself(
     project: EvalProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -177,7 +204,6 @@ def test_lint_findings_of_the_items_it_checked_still_warn_and_fail(
 GOOD = Conditions(
     mode="auto",
     task_items=MIN_ITEMS,
-    update=False,
     export=False,
     xdist_worker=False,
     debugging=False,
@@ -193,7 +219,6 @@ GOOD = Conditions(
     [
         ({"mode": "off"}, "turned off"),
         ({"task_items": MIN_ITEMS - 1}, "fewer than"),
-        ({"update": True}, "update run"),
         ({"export": True}, "--evaltasks-export"),
         ({"xdist_worker": True}, "xdist worker"),
         ({"debugging": True}, "debugging"),
