@@ -75,6 +75,14 @@ def write(project: EvalProject, loud: str = "", changed: str = "", logged: str =
     project.write_tasks(*configs, header=header, prompt_body=PROMPT)
 
 
+def recorded(project: EvalProject, **edit: str) -> None:
+    """The eight tasks recorded, then rewritten with `edit` (see `write`)."""
+    write(project)
+    assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
+    if edit:
+        write(project, **edit)
+
+
 def taken(result: pytest.RunResult) -> int:
     """How many items took the look-ahead process's result (the verbose summary line)."""
     found = re.search(r"look-ahead: (\d+) of (\d+) task items", result.stdout.str())
@@ -105,8 +113,7 @@ def without_timings(text: str) -> str:
 def test_a_compare_run_takes_the_later_items_from_the_forked_process(
     project: EvalProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write(project)
-    assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
+    recorded(project)
     auto, off = both(project, monkeypatch, "--evaltasks-report=report.md")
     assert auto.ret == off.ret == 0
     assert taken(auto) == TASKS - 1
@@ -119,9 +126,7 @@ def test_a_compare_run_takes_the_later_items_from_the_forked_process(
 def test_a_changed_prompt_it_saw_fails_as_without_it(
     project: EvalProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write(project)
-    assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
-    write(project, changed="t6")
+    recorded(project, changed="t6")
     auto, off = both(project, monkeypatch)
     assert auto.ret == off.ret == 1
     auto.assert_outcomes(passed=TASKS - 1, failed=1)
@@ -135,35 +140,29 @@ def test_an_update_run_writes_what_it_writes_without_it(
     project: EvalProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The fork takes the items that keep their snapshot; the one to write is the run's."""
-    write(project)
-    assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
-    write(project, changed="t6")
+    recorded(project, changed="t6")
     text = project.snapshot("t6|0").read_bytes()
     auto, _ = both(project, monkeypatch, "--snapshot-update", "--evaltasks-allow-unversioned")
     assert auto.ret == 0
     assert taken(auto) == TASKS - 2  # every later item but the one it writes
     assert project.snapshot("t6|0").read_bytes() != text
-    recorded = project.snapshots()
+    files = project.snapshots()
     for path in project.snapshot_dir.iterdir():
         path.unlink()
-    write(project)
-    project.run("--evaltasks=all", "--snapshot-update", "--evaltasks-lookahead=off")
-    write(project, changed="t6")
+    recorded(project, changed="t6")
     project.run(
         "--evaltasks=all",
         "--snapshot-update",
         "--evaltasks-allow-unversioned",
         "--evaltasks-lookahead=off",
     )
-    assert project.snapshots() == recorded
+    assert project.snapshots() == files
 
 
 def test_output_and_warnings_of_a_task_are_captured_by_the_run_itself(
     project: EvalProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write(project)
-    assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
-    write(project, loud="t5")
+    recorded(project, loud="t5")
     auto, off = both(project, monkeypatch, "-rP")
     assert auto.ret == off.ret == 0
     assert taken(auto) == TASKS - 2  # t5 printed and warned: the run checked it itself
@@ -175,9 +174,7 @@ def test_output_and_warnings_of_a_task_are_captured_by_the_run_itself(
 def test_log_records_of_a_task_are_captured_by_the_run_itself(
     project: EvalProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    write(project)
-    assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
-    write(project, logged="t4")
+    recorded(project, logged="t4")
     auto, off = both(project, monkeypatch, "-rP", "-o", "log_level=INFO")
     assert auto.ret == off.ret == 0
     assert taken(auto) == TASKS - 2  # t4 logged: the run checked it itself
