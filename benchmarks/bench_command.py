@@ -5,6 +5,7 @@ beforehand), over full-size MMLU-shaped synthetic data. The same interpreter als
 trivial one-test pytest session; the two alternate over `--runs` pairs and the figure is the
 median of the pair-by-pair ratios. Also measured, in the same way:
 
+* the command against itself without its look-ahead process (`--evaltasks-lookahead=off`);
 * the plugin's cost when `--evaltasks` is not given: the trivial run against itself with
   `-p no:evaltasks` (the plugin blocked);
 * the in-process phases, with the code the items run (registry, docs, hashing, lint, compare),
@@ -108,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     whole = interleaved(command, trivial, root, args.runs)
     print(f"\n{args.runs} pairs, interleaved, {sys.executable}")
     print(whole.line(f"pytest --evaltasks {SPEC!r}", "trivial pytest"))
+    alone = pytest_command(data_dir, snapshot_dir, "--evaltasks-lookahead=off")
+    ahead = interleaved(command, alone, root, args.runs)
+    print(ahead.line("with its look-ahead process", "the run alone (--evaltasks-lookahead=off)"))
     blocked = interleaved(trivial, trivial_command(root, "-p", "no:evaltasks"), root, args.runs)
     added = (blocked.ratio - 1) * median(blocked.b)
     print(blocked.line("trivial, plugin installed", "trivial, -p no:evaltasks"))
