@@ -6,6 +6,8 @@ For each size (tasks of 10 docs each, 625 per generated module), in a fresh fold
   also rebuilt in a fresh process before it is recorded), serial and `-n 2`;
 * **compare**: `--evaltasks all` against the recorded snapshots, serial (with the look-ahead
   process, the default, and without it: `--evaltasks-lookahead=off`) and `-n 2`;
+* **update, every snapshot kept**: `--snapshot-update` over the recorded snapshots, with the
+  look-ahead process and without it, alternating;
 * **docs' own cost**: a script that imports the modules and builds every task's docs with the
   engine, nothing else (no pytest, no snapshot), to subtract: what the plugin costs per task
   above the work the docs themselves need.
@@ -145,6 +147,17 @@ def main(argv: list[str] | None = None) -> int:
         ahead = statistics.median(
             a.wall / b.wall for a, b in zip(compare, compare_alone, strict=True)
         )
+        kept: list[Run] = []
+        kept_alone: list[Run] = []
+        for _ in range(args.runs):
+            kept.append(timed_run(pytest("--snapshot-update"), root))
+            kept_alone.append(
+                timed_run(pytest("--snapshot-update", "--evaltasks-lookahead=off"), root)
+            )
+        check(kept + kept_alone, pytest("--snapshot-update"), root)
+        kept_ratio = statistics.median(
+            a.wall / b.wall for a, b in zip(kept, kept_alone, strict=True)
+        )
         for path in snapshots.iterdir():
             path.unlink()
         update_n2 = timed(pytest("--snapshot-update", "-n", "2"), root, 1)
@@ -157,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         print(line("compare, look-ahead off:", compare_alone))
         pairs = f"  (-n 2 / serial wall, median of {args.runs} pairs: {ratio:.2f}x)"
         print(line("compare, -n 2:", compare_n2, pairs))
+        print(line("update, all kept:", kept, f"  (/ look-ahead off: {kept_ratio:.2f}x)"))
+        print(line("update, kept, alone:", kept_alone))
         print(line("update, serial:", update))
         print(line("update, -n 2:", update_n2, f"  (-n 2 / serial wall: "
                    f"{update_n2[0].wall / update[0].wall:.2f}x)"))  # fmt: skip
