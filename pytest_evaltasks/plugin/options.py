@@ -248,8 +248,9 @@ def add_options(parser: pytest.Parser) -> None:
 
 NODE_PREFIX = "evaltasks::"
 LINT_MODES = ("warn", "error", "off")
+"""`--evaltasks-lint`; the first is the default (as for every mode option, see `_mode`)."""
 LOOKAHEAD_MODES = ("auto", "off")
-"""`--evaltasks-lookahead`: see `lookahead`."""
+"""`--evaltasks-lookahead` (see `lookahead`); the first is the default."""
 
 
 def take_node_ids(config: pytest.Config) -> list[str]:
@@ -323,19 +324,10 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
             "UTF-8 (check the terminal's or the shell script's encoding)"
         )
     ids = list(node_ids or [])
-    lint = opt.evaltasks_lint or str(config.getini("evaltasks_lint")).strip() or "warn"
-    if lint not in LINT_MODES:
-        problems.append(
-            f"evaltasks_lint (ini) must be one of {', '.join(LINT_MODES)}, got {lint!r}"
-        )
-    lookahead = (
-        opt.evaltasks_lookahead or str(config.getini("evaltasks_lookahead")).strip() or "auto"
+    lint = _mode(opt.evaltasks_lint, config, "evaltasks_lint", LINT_MODES, problems)
+    lookahead = _mode(
+        opt.evaltasks_lookahead, config, "evaltasks_lookahead", LOOKAHEAD_MODES, problems
     )
-    if lookahead not in LOOKAHEAD_MODES:
-        problems.append(
-            f"evaltasks_lookahead (ini) must be one of {', '.join(LOOKAHEAD_MODES)}, got "
-            f"{lookahead!r}"
-        )
     return Options(
         specs=list(opt.evaltasks or [])
         or (["all"] if opt.evaltasks_changed is not None and not ids else []),
@@ -394,13 +386,24 @@ def _lint_ignores(lines: list[str], problems: list[str]) -> list[tuple[str, list
     return found
 
 
+def _mode(
+    given: str | None, config: pytest.Config, ini: str, modes: tuple[str, ...], problems: list[str]
+) -> str:
+    """A mode option: the command line's value, else the ini key's, else the first of `modes`
+    (the default); an unknown ini value is a problem (the command line's choices are pytest's
+    to check)."""
+    value = given or str(config.getini(ini)).strip() or modes[0]
+    if value not in modes:
+        problems.append(f"{ini} (ini) must be one of {', '.join(modes)}, got {value!r}")
+    return value
+
+
 def _multiturn(opt: object, config: pytest.Config, problems: list[str]) -> bool:
     """`--evaltasks-fewshot-as-multiturn` (or its ini key): lm-eval's `fewshot_as_multiturn`,
     true unless set to false."""
-    value = (
-        getattr(opt, "evaltasks_fewshot_as_multiturn", None)
-        or str(config.getini("evaltasks_fewshot_as_multiturn")).strip().lower()
-    )
+    value = getattr(opt, "evaltasks_fewshot_as_multiturn", None) or str(
+        config.getini("evaltasks_fewshot_as_multiturn")
+    ).strip().lower()
     if value in ("", "true", "1", "yes"):
         return True
     if value in ("false", "0", "no"):

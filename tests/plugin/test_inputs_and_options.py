@@ -217,3 +217,16 @@ def test_memory_does_not_grow_with_a_prompt_functions_cyclic_garbage(
     result.assert_outcomes(passed=1)
     peak = int(re.search(r"PEAK_MB=(\d+)", result.stdout.str()).group(1))
     assert peak < 300, f"peak {peak} MB: 3000 x 200 KB of garbage would be 600 MB"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "modes"),
+    [("evaltasks_lint", "loud", "warn, error, off"), ("evaltasks_lookahead", "maybe", "auto, off")],
+)
+def test_an_unknown_mode_in_the_ini_file_is_a_usage_error(
+    project: EvalProject, key: str, value: str, modes: str
+) -> None:
+    project.pytester.makeini(f"[pytest]\n{key} = {value}\n")
+    result = project.run("--evaltasks", "solo")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{key} (ini) must be one of {modes}, got {value!r}*"])
