@@ -170,6 +170,7 @@ class Lookahead:
         self._order = order
         self._found: dict[int, dict[str, Any]] = {}
         self._pending = b""
+        self._ended = False
         self.taken = 0
         """Items that took the child's result."""
 
@@ -214,15 +215,14 @@ class Lookahead:
         return checked
 
     def _read(self) -> None:
-        """Everything the child has sent so far, without waiting."""
+        """Everything the child has sent so far, without waiting (nothing once it has ended)."""
         chunks = [self._pending]
-        while True:
+        while not self._ended:
             try:
                 chunk = os.read(self._reader, 1 << 16)
             except BlockingIOError:
                 break
-            if not chunk:
-                break
+            self._ended = not chunk
             chunks.append(chunk)
         data = b"".join(chunks)
         *lines, self._pending = data.split(b"\n")

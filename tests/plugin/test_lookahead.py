@@ -36,9 +36,12 @@ TASKS = 8
 HEADER = """\
 import logging
 import os
+import threading
 import time
 import warnings
 
+if os.environ.get("EVALTASKS_TEST_START_THREAD"):  # a thread started at import
+    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
 RUN_PID = os.getpid()
 WAIT = "EVALTASKS_TEST_WAIT_FOR_LOOKAHEAD"
 REACHED = os.environ.get(WAIT, "")  # outside the project: never one of a task's inputs
@@ -196,6 +199,31 @@ def test_lint_findings_of_the_items_it_checked_still_warn_and_fail(
     assert taken(auto) == TASKS - 1
     assert without_timings(project.failures(auto)) == without_timings(project.failures(off))
     assert "lint finding" in project.failures(auto)
+
+
+@pytest.mark.parametrize(
+    ("args", "thread"),
+    [
+        (["-s"], False),
+        (["--pdb"], False),
+        (["--evaltasks-export=prompts.jsonl"], False),
+        ([], True),
+    ],
+    ids=["-s", "--pdb", "export", "a thread"],
+)
+def test_a_run_that_must_not_fork_does_not(
+    project: EvalProject, monkeypatch: pytest.MonkeyPatch, args: list[str], thread: bool
+) -> None:
+    """What the run reads from pytest's options and the process refuses the fork (the same
+    run without it forks: the verbose summary says so either way)."""
+    recorded(project)
+    assert "look-ahead:" in project.run("--evaltasks=all", "-v").stdout.str()
+    if thread:
+        monkeypatch.setenv("EVALTASKS_TEST_START_THREAD", "1")
+    refused = project.run("--evaltasks=all", "-v", *args)
+    assert refused.ret == 0
+    refused.assert_outcomes(passed=TASKS)
+    assert "look-ahead:" not in refused.stdout.str()
 
 
 GOOD = Conditions(
