@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_registry import MODULE
-from processes import Run, timed_run
+from processes import Pair, Run, interleaved, timed_run
 
 PER_MODULE = 625
 DOCS = 10
@@ -143,21 +143,16 @@ def main(argv: list[str] | None = None) -> int:
         check(compare, pytest(), root)
         check(compare_n2, pytest("-n", "2"), root)
         check(compare_alone, alone, root)
-        ratio = statistics.median(a.wall / b.wall for a, b in zip(compare_n2, compare, strict=True))
-        ahead = statistics.median(
-            a.wall / b.wall for a, b in zip(compare, compare_alone, strict=True)
+        ratio = Pair(compare_n2, compare).ratio
+        ahead = Pair(compare, compare_alone).ratio
+        kept = interleaved(
+            pytest("--snapshot-update"),
+            pytest("--snapshot-update", "--evaltasks-lookahead=off"),
+            root,
+            args.runs,
+            warmup=0,
         )
-        kept: list[Run] = []
-        kept_alone: list[Run] = []
-        for _ in range(args.runs):
-            kept.append(timed_run(pytest("--snapshot-update"), root))
-            kept_alone.append(
-                timed_run(pytest("--snapshot-update", "--evaltasks-lookahead=off"), root)
-            )
-        check(kept + kept_alone, pytest("--snapshot-update"), root)
-        kept_ratio = statistics.median(
-            a.wall / b.wall for a, b in zip(kept, kept_alone, strict=True)
-        )
+        check(kept.a + kept.b, pytest("--snapshot-update"), root)
         for path in snapshots.iterdir():
             path.unlink()
         update_n2 = timed(pytest("--snapshot-update", "-n", "2"), root, 1)
@@ -170,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         print(line("compare, look-ahead off:", compare_alone))
         pairs = f"  (-n 2 / serial wall, median of {args.runs} pairs: {ratio:.2f}x)"
         print(line("compare, -n 2:", compare_n2, pairs))
-        print(line("update, all kept:", kept, f"  (/ look-ahead off: {kept_ratio:.2f}x)"))
-        print(line("update, kept, alone:", kept_alone))
+        print(line("update, all kept:", kept.a, f"  (/ look-ahead off: {kept.ratio:.2f}x)"))
+        print(line("update, kept, alone:", kept.b))
         print(line("update, serial:", update))
         print(line("update, -n 2:", update_n2, f"  (-n 2 / serial wall: "
                    f"{update_n2[0].wall / update[0].wall:.2f}x)"))  # fmt: skip
