@@ -470,3 +470,24 @@ def test_all_tasks_is_every_registered_task_at_zero_shots(tmp_path: Path) -> Non
     write(d / "misc.py", HEADER + 'TASKS_TABLE = [cfg("b:five", num_fewshots=5), cfg("a")]\n')
     registry = Registry(task_dirs=[d])
     assert [t.full_name for t in registry.all_tasks()] == ["a|0", "b:five|0"]
+
+
+def test_a_folder_of_task_modules_never_loads_the_lm_eval_source(tmp_path: Path) -> None:
+    """A run over task modules asks no other source kind: lm-eval's code (and the cost of
+    importing it) stays out, even when YAML files sit beside the modules."""
+    import subprocess
+
+    from pytest_evaltasks.engine.sources import LightevalModules, source_kind_of
+
+    (tmp_path / "tasks.py").write_text(task_module("t"), encoding="utf-8")
+    (tmp_path / "extra.yaml").write_text("task: t_yaml\ndataset_path: x\n", encoding="utf-8")
+    assert source_kind_of(tmp_path) == LightevalModules.kind
+    probe = (
+        "import sys; from pathlib import Path; from pytest_evaltasks import Registry; "
+        f"Registry([Path({str(tmp_path)!r})]).resolve('t|0'); "
+        "print(sorted(m for m in sys.modules if 'lm_eval' in m))"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert shown.strip() == "[]"

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError, EvalTaskError, RegistryError
 from .rendered import RenderedTask, RenderedUnit
+from .sources import holds_task_modules
 
 if TYPE_CHECKING:
     from ..snapshot.settings import RunSettings
@@ -60,16 +61,8 @@ def is_lm_eval_folder(directory: Path) -> bool:
     """A folder of lm-eval YAML task configs: a `*.yaml` at any depth with a top-level `task`,
     `group` or `class` key, and no lighteval-style module (a top-level `*.py` that names
     `TASKS_TABLE`) beside them."""
-    try:
-        top = list(directory.glob("*.py"))
-    except OSError:
+    if holds_task_modules(directory):  # first: a folder of task modules never asks for lm-eval
         return False
-    for path in top:  # first, so a folder of task modules never asks where lm-eval is
-        try:
-            if b"TASKS_TABLE" in path.read_bytes():
-                return False
-        except OSError:
-            continue
     installed = _installed_folder()
     if installed is not None and _same(directory, installed):
         return True

@@ -104,12 +104,31 @@ class TaskSource(Protocol):
 
 
 def source_kind_of(directory: Path) -> str:
-    """The kind of source a task folder is: the first of `SOURCE_KINDS` that claims it, else
-    a folder of lighteval-style modules."""
+    """The kind of source a task folder is: a folder of lighteval-style modules when it holds
+    one (asked first, so a run over task modules never imports another kind's code), else the
+    first of `SOURCE_KINDS` that claims it, else lighteval-style modules."""
+    if holds_task_modules(directory):
+        return LightevalModules.kind
     for kind, claims in SOURCE_KINDS.items():
         if claims(directory):
             return kind
     return LightevalModules.kind
+
+
+def holds_task_modules(directory: Path) -> bool:
+    """The folder has a lighteval-style task module: a top-level `*.py` that names
+    `TASKS_TABLE`. Such a folder is never another kind's, whatever else it holds."""
+    try:
+        top = list(directory.glob("*.py"))
+    except OSError:
+        return False
+    for path in top:
+        try:
+            if b"TASKS_TABLE" in path.read_bytes():
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _claims_lm_eval(directory: Path) -> bool:
