@@ -6,6 +6,8 @@ import dataclasses
 import types
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_evaltasks import Doc, SamplingMethod
 from pytest_evaltasks.engine.task import TaskResult
@@ -59,7 +61,11 @@ CASES = [
     ("double-space-at-join", result([mc(), mc("Q: y\nAnswer: ")]), ["1"]),
     ("glued-at-join", result([mc(), mc(choices=("A", "B"))]), ["1"]),
     ("trailing-space", result([gen(), dataclasses.replace(gen(), query="Q: what? ")]), ["1"]),
-    ("empty-text", result([mc(), mc(query=" "), mc(choices=(" A", " "))]), ["1", "2"]),
+    (
+        "empty-text",
+        result([mc(), mc(query=" "), mc(choices=(" A", " ")), mc(query=""), mc(query="\n\t")]),
+        ["1", "2", "3", "4"],
+    ),
     ("duplicate-choices", result([mc(), mc(choices=(" A", " A"))]), ["1"]),
     ("choice-count-varies", result([mc(), mc(), mc(choices=(" A", " B", " C"))]), ["2"]),
     ("duplicate-docs", result([mc(), mc("Q: y\nAnswer:"), mc()]), ["2"]),
@@ -122,3 +128,52 @@ def test_a_module_mapping_silences_rules_per_task_and_for_all() -> None:
     assert ignored_rules(module, "u") == ["glued-at-join"]
     assert ignored_rules(types.SimpleNamespace(), "t") == []
     assert unknown_rules(["trailing-space", "trailing_spaces"]) == ["trailing_spaces"]
+
+
+SHARED_METHODS = [SamplingMethod.LOGPROBS]
+SHARED_CHOICES = [" A", " B"]
+SHARED_SHOTS = [SHOT, dataclasses.replace(SHOT, query="Q: f\nAnswer:", id="9")]
+
+
+@st.composite
+def shared_doc(draw: st.DrawFn) -> Doc:
+    """A doc made of objects shared with other docs, as a task's docs are, or of equal or
+    differing copies of them."""
+    return Doc(
+        query=draw(st.sampled_from(["Q: x\nAnswer:", "Q: x\nAnswer: ", "Q: y\nAnswer:", " ", ""])),
+        choices=draw(
+            st.sampled_from(
+                [SHARED_CHOICES, list(SHARED_CHOICES), ["A", "B"], [" A", " A"], [" A", " "]]
+            )
+        ),
+        gold_index=0,
+        sampling_methods=draw(
+            st.sampled_from([SHARED_METHODS, list(SHARED_METHODS), list(GENERATIVE), []])
+        ),
+        fewshot_samples=draw(st.sampled_from([SHARED_SHOTS, list(SHARED_SHOTS), [SHOT, SHOT], []])),
+        stop_sequences=draw(st.sampled_from([None, ["A"]])),
+        generation_size=draw(st.sampled_from([None, 1])),
+    )
+
+
+@given(st.lists(shared_doc(), min_size=1, max_size=8))
+def test_docs_sharing_objects_get_the_findings_of_docs_that_share_none(docs: list[Doc]) -> None:
+    apart = [
+        dataclasses.replace(
+            doc,
+            choices=list(doc.choices),
+            sampling_methods=list(doc.sampling_methods),
+            fewshot_samples=[dataclasses.replace(shot) for shot in doc.fewshot_samples],
+        )
+        for doc in docs
+    ]
+    assert rules_of(result(docs)) == rules_of(result(apart))
+    for position, doc in enumerate(docs):  # and each doc as if it were the task's only one
+        alone = rules_of(result([doc]))
+        assert {
+            rule for rule in alone if rule not in ("choice-count-varies", "duplicate-docs")
+        } == {
+            rule
+            for rule, labels in rules_of(result(docs)).items()
+            if str(position) in labels and rule not in ("choice-count-varies", "duplicate-docs")
+        }

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_evaltasks import Doc, Registry
 from pytest_evaltasks.engine.task import FewShotFromEvalWarning
@@ -237,6 +239,70 @@ def test_canonical_encoding_ignores_container_type_and_key_order(
     assert doc_digest(dataclasses.replace(BASE, **left)) == doc_digest(
         dataclasses.replace(BASE, **right)
     )
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(st.lists(JSON_VALUES, max_size=6))
+def test_canonical_encoding_is_json_with_sorted_keys_and_no_spaces(fields: list[Any]) -> None:
+    names = tuple(f"f{i}" for i in range(len(fields)))
+    expected = json.dumps(fields, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    assert canonical(fields, names) == expected
+
+
+SHARED_EXAMPLES = [Doc(query="Q: e\nA:", choices=[" a"], gold_index=0, id="7")]
+SHARED_STOPS = ["\n"]
+SHARED_METHODS = ["LOGPROBS"]
+
+
+def _shared_doc(draw: Any) -> Doc:
+    """A doc made of a few shared objects, as a task's docs are, with equal values that are
+    not the same object (or not the same type) mixed in."""
+    return Doc(
+        query=draw(st.sampled_from(["Q: x\nA:", "Answer. Q: x\nA:"])),
+        choices=[" a", " b"],
+        gold_index=draw(st.sampled_from([0, 1, True])),
+        instruction=draw(st.sampled_from([None, "Answer. ", "".join(["Answer", ". "])])),
+        fewshot_samples=draw(
+            st.sampled_from([SHARED_EXAMPLES, list(SHARED_EXAMPLES), [], SHARED_EXAMPLES * 2])
+        ),
+        sampling_methods=draw(st.sampled_from([SHARED_METHODS, ["LOGPROBS"], ["GENERATIVE"]])),
+        stop_sequences=draw(st.sampled_from([SHARED_STOPS, ["\n"], None, ["\n\n"]])),
+        generation_size=draw(st.sampled_from([None, 1, True, 1.0, 5])),
+        use_logits=draw(st.sampled_from([False, True, 0])),
+    )
+
+
+@given(st.lists(st.composite(lambda draw: _shared_doc(draw))(), min_size=1, max_size=8))
+def test_a_hasher_shared_by_many_docs_hashes_each_as_if_alone(docs: list[Doc]) -> None:
+    hasher = DocHasher()
+    assert [hasher.digest(doc) for doc in docs] == [doc_digest(doc) for doc in docs]
+
+
+@pytest.mark.parametrize(
+    ("field", "values"),
+    [
+        pytest.param("use_logits", [False, 0], id="false-and-0"),
+        pytest.param("generation_size", [1, True, 1.0], id="1-true-and-1.0"),
+        pytest.param("generation_size", [0.0, -0.0], id="0.0-and-minus-0.0"),
+        pytest.param("num_samples", [1, True], id="1-and-true"),
+        pytest.param("stop_sequences", [SHARED_STOPS, ["\n"], ("\n",)], id="equal-lists"),
+    ],
+)
+def test_equal_run_values_of_other_types_or_objects_are_hashed_as_their_own(
+    field: str, values: list[Any]
+) -> None:
+    shared = {"sampling_methods": SHARED_METHODS, "stop_sequences": SHARED_STOPS}
+    docs = [dataclasses.replace(BASE, **{**shared, field: value}) for value in values]
+    hasher = DocHasher()
+    assert [hasher.digest(doc) for doc in docs + docs[::-1]] == [
+        doc_digest(doc) for doc in docs + docs[::-1]
+    ]
 
 
 def test_canonical_encoding_keeps_bool_int_and_float_apart() -> None:

@@ -15,6 +15,7 @@ import datetime
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -63,9 +64,30 @@ NESTING_LIMIT = 200
 """Levels of nesting a doc value may have: deeper is an error, never a `RecursionError`."""
 
 
+def _chunk_encoder() -> Callable[[Any, int], list[str]] | None:
+    """`_ENCODER`'s C encoder, made once: `JSONEncoder.encode` makes a new one per call, which
+    costs as much as encoding a doc's few fields. None without the C accelerator."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    quote = getattr(json.encoder, "c_encode_basestring", None)
+    if make is None or quote is None:
+        return None
+    try:  # the arguments `JSONEncoder.iterencode` passes for `_ENCODER`'s settings
+        encoder: Callable[[Any, int], list[str]] = make(
+            None, plain_value, quote, None, ":", ",", True, False, True
+        )  # no circularity markers: a cycle is too deep, as `_locate` reports it
+    except TypeError:  # another signature: the encoder's own path
+        return None
+    return encoder
+
+
+_CHUNKS = _chunk_encoder()
+
+
 def canonical(fields: list[Any], names: tuple[str, ...]) -> str:
     """The canonical text of a list of field values; `names` name them in errors."""
     try:
+        if _CHUNKS is not None:
+            return "".join(_CHUNKS(fields, 0))
         return _ENCODER.encode(fields)
     except (TypeError, ValueError, RecursionError):
         for name, value in zip(names, fields, strict=True):

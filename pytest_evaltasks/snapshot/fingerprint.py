@@ -88,6 +88,11 @@ class DocHasher:
     A plain prompt is `head + query` (see `rendering.plain_prompt_head`). Docs drawing the same
     examples share the head, so the head and the examples' own content are hashed once and the
     hash state is copied: only the work is shared, not the meaning.
+
+    A hasher serves one pass over docs that stay unchanged while it hashes them (a build's
+    docs, after the build): what it shares is found by the objects' identity. A task's docs
+    usually hold the very same examples list and run field objects, so the previous doc's are
+    tried first, in a few identity checks.
     """
 
     def __init__(self, legacy: bool = False) -> None:
@@ -96,44 +101,76 @@ class DocHasher:
         self._heads: dict[tuple[Any, ...], Any] = {}
         self._examples: dict[int, bytes] = {}
         self._runs: dict[tuple[Any, ...], bytes] = {}
+        self._last_head: tuple[list[Doc], str | None, Any] | None = None
+        self._last_run: tuple[tuple[Any, ...], bytes] | None = None
 
     def digest(self, doc: Doc) -> str:
         """The doc's hash: its prompt, its content fields, its run fields and its examples.
 
         The query's bytes go in as they are, once when the prompt ends with the query itself,
-        else after the prompt's (stripped) query; the other fields as canonical JSON.
+        else after the prompt's (stripped) query; the other fields as canonical JSON. The
+        parts are joined and hashed in one update, which hashes the same bytes as one update
+        per part.
         """
+        state = self._head(doc).copy()
+        query = doc.query
+        shown = plain_prompt_query(doc)
+        parts: list[bytes] = []
+        for text in (shown,) if shown is query else (shown, query):
+            encoded = text.encode("utf-8", "surrogatepass")
+            parts += (len(encoded).to_bytes(8, "little"), encoded)  # lengths keep parts apart
+        content = doc_content(doc, with_query=False, legacy=self.legacy)
+        parts += (content.encode("utf-8", "surrogatepass"), self._run_bytes(doc))
+        state.update(b"".join(parts))
+        return str(state.hexdigest())
+
+    def _head(self, doc: Doc) -> Any:
+        """The hash state after the doc's prompt head and examples (see `_head_state`)."""
+        examples, instruction = doc.fewshot_samples, doc.instruction
+        last = self._last_head
+        if last is not None and last[0] is examples and last[1] == instruction:
+            return last[2]
         # Examples are the sampler's cached pool, alive for the whole build: ids are stable.
-        key = (doc.instruction, *map(id, doc.fewshot_samples))
+        key = (instruction, *map(id, examples))
         head = self._heads.get(key)
         if head is None:
             head = self._heads[key] = self._head_state(doc)
-        state = head.copy()
-        shown = plain_prompt_query(doc)
-        for text in (shown,) if shown is doc.query else (shown, doc.query):
-            encoded = text.encode("utf-8", "surrogatepass")
-            state.update(len(encoded).to_bytes(8, "little"))  # lengths keep the parts apart
-            state.update(encoded)
-        content = doc_content(doc, with_query=False, legacy=self.legacy)
-        state.update(content.encode("utf-8", "surrogatepass"))
-        state.update(self._run_bytes(doc))
-        return str(state.hexdigest())
+        self._last_head = (examples, instruction, head)
+        return head
 
     def _run_bytes(self, doc: Doc) -> bytes:
         """The run fields' encoding, kept per distinct set of field objects (a run sets one
         list object, or one value, for all of a task's docs)."""
-        key = (
-            id(doc.sampling_methods),
+        fields = (
+            doc.sampling_methods,
             doc.generation_size,
-            id(doc.stop_sequences),
+            doc.stop_sequences,
             doc.num_samples,
             doc.use_logits,
-            id(doc.generation_grammar),
+            doc.generation_grammar,
+        )
+        last = self._last_run
+        if last is not None:
+            seen = last[0]
+            if (
+                fields[0] is seen[0]
+                and fields[1] is seen[1]
+                and fields[2] is seen[2]
+                and fields[3] is seen[3]
+                and fields[4] is seen[4]
+                and fields[5] is seen[5]
+            ):
+                return last[1]
+        # Whole numbers by type and value (`True == 1`, yet they encode apart), the rest by
+        # object (`-0.0 == 0.0`, and `1.0` is not `1`).
+        key = tuple(
+            (type(value), value) if type(value) in (int, bool) else id(value) for value in fields
         )
         known = self._runs.get(key)
         if known is None:
             encoded = run_content(doc, self.legacy).encode("utf-8", "surrogatepass")
             known = self._runs[key] = b"\x1e" + encoded
+        self._last_run = (fields, known)
         return known
 
     def _head_state(self, doc: Doc) -> Any:
