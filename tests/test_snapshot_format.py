@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -443,3 +444,14 @@ def test_the_porting_hint_names_a_lighteval_submodule_we_do_not_provide(
     assert f"needs lighteval's {module}, which pytest-evaltasks does not provide" in broken.error
     assert "pip install lighteval==0.13.0" in broken.error
     assert "needs only pytest_evaltasks" not in broken.error
+
+
+@given(st.lists(st.integers(min_value=0, max_value=30), max_size=12))
+def test_hash_lines_are_taken_as_row_ordered_only_when_numbers_strictly_rise(
+    numbers: list[int],
+) -> None:
+    from pytest_evaltasks.snapshot.parse import _in_row_number_order
+
+    text = "".join(f"{number} {'0' * 16}\n" for number in numbers)
+    rising = all(a < b for a, b in itertools.pairwise(numbers))
+    assert _in_row_number_order(text) is rising

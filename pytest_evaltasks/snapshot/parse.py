@@ -10,6 +10,8 @@ hand). A refused file is never overwritten by an update: that would bypass the g
 
 from __future__ import annotations
 
+import itertools
+import operator
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -232,7 +234,7 @@ def _check_agreement(facts: SnapshotFacts, declared: int, fingerprint: dict[str,
 
 
 _ROW_NUMBER_LINES = re.compile(r"(?:(?:0|[1-9][0-9]*) [0-9a-f]{16}\n)*")
-_ROW_NUMBER = re.compile(r"^[0-9]+ ", re.MULTILINE)
+_ROW_NUMBER = re.compile(r"^([0-9]+) ", re.MULTILINE)
 
 
 def _in_row_number_order(text: str) -> bool:
@@ -241,13 +243,8 @@ def _in_row_number_order(text: str) -> bool:
     without a string per line; any other text is checked line by line."""
     if _ROW_NUMBER_LINES.fullmatch(text) is None:
         return False
-    previous = -1
-    for match in _ROW_NUMBER.finditer(text):
-        number = int(match.group()[:-1])
-        if number <= previous:
-            return False
-        previous = number
-    return True
+    numbers = list(map(int, _ROW_NUMBER.findall(text)))  # C-level loops: a line costs little
+    return all(map(operator.lt, numbers, itertools.islice(numbers, 1, None)))
 
 
 def _check_hash_lines(lines: list[str]) -> None:
