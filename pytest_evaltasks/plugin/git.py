@@ -6,6 +6,7 @@ the clone is an error that says how to fetch it: CI checkouts are shallow by def
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,10 +38,61 @@ def run_git(cwd: Path, *args: str, data: bytes | None = None) -> bytes:
 
 def toplevel(path: Path) -> Path:
     """The top folder of the git checkout holding `path`."""
+    start = _existing(path)
+    return Path(run_git(start, "rev-parse", "--show-toplevel").decode().strip())
+
+
+GIT_DISCOVERY_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+)
+"""Environment variables that change where git finds a checkout: with any of them set, git
+itself is asked."""
+
+
+def checkout_top(path: Path) -> Path | None:
+    """The top folder of the git checkout holding `path`, found as git finds it, without
+    starting git (every run asks, before its first item); None outside a checkout.
+
+    The nearest folder upward with a `.git` that is a repository (a folder with `HEAD`) or a
+    link to one (a `gitdir:` file: a worktree or a submodule), on the same file system as
+    `path`, as git searches by default.
+    """
+    if any(name in os.environ for name in GIT_DISCOVERY_VARIABLES):
+        try:
+            return toplevel(path)
+        except GitError:
+            return None
+    folder = _existing(path).resolve()
+    device = folder.stat().st_dev
+    while True:
+        if _is_git_entry(folder / ".git"):
+            return folder
+        parent = folder.parent
+        if parent == folder or parent.stat().st_dev != device:
+            return None
+        folder = parent
+
+
+def _is_git_entry(entry: Path) -> bool:
+    """`.git` as git accepts it: a repository folder, or a file naming one."""
+    try:
+        if entry.is_dir():
+            return (entry / "HEAD").is_file()
+        with entry.open("rb") as file:
+            return file.read(8) == b"gitdir: "
+    except OSError:
+        return False
+
+
+def _existing(path: Path) -> Path:
+    """`path` if it is a folder, else the nearest existing folder above it."""
     start = path if path.is_dir() else path.parent
     while not start.exists() and start != start.parent:
         start = start.parent
-    return Path(run_git(start, "rev-parse", "--show-toplevel").decode().strip())
+    return start
 
 
 def commit_of(top: Path, ref: str) -> str:

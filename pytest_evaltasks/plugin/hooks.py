@@ -366,12 +366,9 @@ def _with_base_labels(
 def _project_folder(root: Path) -> Path:
     """Where the project's files live: the git checkout holding the root (a monorepo's helpers
     may sit beside it), else the root itself."""
-    from .git import GitError, toplevel
+    from .git import checkout_top
 
-    try:
-        return toplevel(root)
-    except GitError:
-        return root
+    return checkout_top(root) or root
 
 
 def _fresh_builds(options: Options, root: Path, within: Path) -> FreshBuilds:
