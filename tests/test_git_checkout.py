@@ -31,8 +31,9 @@ def gits_answer(path: Path) -> Path | None:
 
 @pytest.fixture
 def repos(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A checkout with a nested checkout, a worktree, a submodule-like `.git` file, a stray
-    empty `.git` folder, and a folder outside every checkout (unless `tmp_path` is in one)."""
+    """A checkout with a nested checkout, a worktree, `.git` entries that are no repository (an
+    empty folder, a folder with only `HEAD`, a file that is no link), a link to a missing
+    repository, and a folder outside every checkout (unless `tmp_path` is in one)."""
     for name in GIT_DISCOVERY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     outer = tmp_path / "outer"
@@ -46,6 +47,12 @@ def repos(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     git(inner, "init", "-q")
     git(outer, "worktree", "add", "-q", str(tmp_path / "tree"))
     (outer / "stray" / ".git").mkdir(parents=True)
+    (outer / "head-only" / ".git").mkdir(parents=True)
+    (outer / "head-only" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (outer / "dangling").mkdir()
+    (outer / "dangling" / ".git").write_text(f"gitdir: {tmp_path / 'nowhere'}\n")
+    (outer / "not-a-link").mkdir()
+    (outer / "not-a-link" / ".git").write_text("hello\n")
     (tmp_path / "plain" / "sub").mkdir(parents=True)
     return tmp_path
 
@@ -59,8 +66,11 @@ PLACES = [
     "outer/vendor",
     "outer/vendor/inner",
     "outer/stray",
+    "outer/head-only",
+    "outer/not-a-link",
     "tree",
     "tree/src",
+    "tree/src/file.py",
     "plain/sub",
 ]
 
@@ -77,3 +87,9 @@ def test_with_gits_discovery_variables_set_git_itself_is_asked(
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(repos / "outer"))
     path = repos / "outer" / "src"
     assert checkout_top(path) == gits_answer(path) is None
+
+
+def test_a_link_to_a_missing_repository_is_no_checkout(repos: Path) -> None:
+    path = repos / "outer" / "dangling"
+    assert gits_answer(path) is None  # git refuses it, rather than looking further up
+    assert checkout_top(path) is None

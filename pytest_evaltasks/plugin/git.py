@@ -56,9 +56,9 @@ def checkout_top(path: Path) -> Path | None:
     """The top folder of the git checkout holding `path`, found as git finds it, without
     starting git (every run asks, before its first item); None outside a checkout.
 
-    The nearest folder upward with a `.git` that is a repository (a folder with `HEAD`) or a
-    link to one (a `gitdir:` file: a worktree or a submodule), on the same file system as
-    `path`, as git searches by default.
+    The nearest folder upward with a `.git` that is a repository or a link to one (a
+    `gitdir:` file: a worktree or a submodule), on the same file system as `path`, as git
+    searches by default; a `.git` file that links nowhere ends the search, as in git.
     """
     if any(name in os.environ for name in GIT_DISCOVERY_VARIABLES):
         try:
@@ -68,23 +68,31 @@ def checkout_top(path: Path) -> Path | None:
     folder = _existing(path).resolve()
     device = folder.stat().st_dev
     while True:
-        if _is_git_entry(folder / ".git"):
-            return folder
+        found = _git_entry(folder / ".git")
+        if found is not None:
+            return folder if found else None
         parent = folder.parent
         if parent == folder or parent.stat().st_dev != device:
             return None
         folder = parent
 
 
-def _is_git_entry(entry: Path) -> bool:
-    """`.git` as git accepts it: a repository folder, or a file naming one."""
+def _git_entry(entry: Path) -> bool | None:
+    """What git makes of a `.git`: True for a repository folder (`HEAD` and `objects`) or a
+    `gitdir:` file naming a folder with a `HEAD` (a worktree's or a submodule's); False for
+    any other file, which git refuses rather than looking further up; None for no entry, or
+    a folder that is no repository, which git passes over."""
     try:
         if entry.is_dir():
-            return (entry / "HEAD").is_file()
+            return True if (entry / "HEAD").is_file() and (entry / "objects").is_dir() else None
         with entry.open("rb") as file:
-            return file.read(8) == b"gitdir: "
+            text = file.read(4096).decode("utf-8", "replace")
     except OSError:
+        return None
+    if not text.startswith("gitdir: "):
         return False
+    target = entry.parent / text[len("gitdir: ") :].strip()  # an absolute path stays as it is
+    return (target / "HEAD").is_file()
 
 
 def _existing(path: Path) -> Path:
