@@ -87,19 +87,20 @@ def lint(result: TaskResult, ignored: Iterable[str] = ()) -> list[Finding]:
     by_count: dict[int, list[str]] = defaultdict(list)  # scored docs, by number of choices
     seen: set[tuple[str, tuple[Any, ...]]] = set()
     repeats: list[str] = []
-    # A task's docs usually share one sampling-methods list, one examples list and the same
-    # choices ("A".."D"): the previous doc's answers are tried first, by identity or equality.
+    # A task's docs usually share one sampling-methods list and one examples list: the
+    # previous doc's answers are kept while the very same list comes back.
     methods: Any = None
     kind = (False, False)
     examples: Any = None
     repeated = False
-    facts: ChoiceFacts | None = None
     for label, doc in result.docs:
         if doc.sampling_methods is not methods or not methods:
             methods = doc.sampling_methods
             key = tuple(methods)
-            known = kinds.get(key)
-            kind = kinds[key] = _kind(doc) if known is None or not key else known
+            cached = kinds.get(key)
+            if cached is None or not key:
+                cached = kinds[key] = _kind(doc)
+            kind = cached
         plain = _plain_choices(doc)  # the common case, worked out once for every rule
         choices = _choice_keys(doc) if plain is None else tuple(plain)
         if kind[0] and len(choices) > 1:
@@ -109,9 +110,7 @@ def lint(result: TaskResult, ignored: Iterable[str] = ()) -> list[Finding]:
             repeats.append(label)
         else:
             seen.add(asked)
-        if plain is None or facts is None or facts.keys != choices:  # plain: str equality
-            facts = choice_facts(plain if plain is not None else _choice_texts(doc), choices)
-        for rule in _doc_findings(doc, facts, *kind):
+        for rule in _doc_findings(doc, plain, choices, *kind):
             if rule not in skip:
                 found[rule].append(label)
                 if rule == "stop-in-gold" and rule not in details:
@@ -120,10 +119,9 @@ def lint(result: TaskResult, ignored: Iterable[str] = ()) -> list[Finding]:
             if doc.fewshot_samples is not examples:
                 examples = doc.fewshot_samples
                 ids = tuple(map(id, examples))
-                known_repeat = shots.get(ids)
-                repeated = shots[ids] = (
-                    _repeats(examples) if known_repeat is None else known_repeat
-                )
+                if ids not in shots:
+                    shots[ids] = _repeats(examples)
+                repeated = shots[ids]
             if repeated and "identical-fewshots" not in skip:
                 found["identical-fewshots"].append(label)
     over_all = {"choice-count-varies": _odd_counts(by_count), "duplicate-docs": (repeats, "")}
@@ -233,48 +231,29 @@ def _kind(doc: Doc) -> tuple[bool, bool]:
     return SamplingMethod.LOGPROBS.value in methods, SamplingMethod.GENERATIVE.value in methods
 
 
-@dataclass(frozen=True)
-class ChoiceFacts:
-    """What the per-doc rules ask of a doc's choices, worked out once for docs whose choices
-    are equal (`keys`: one hashable value per choice)."""
-
-    keys: tuple[Any, ...]
-    space_first: bool
-    """A choice starts with a space."""
-    text_first: bool
-    """A choice starts with something other than whitespace."""
-    blank: bool
-    """A choice is empty or only whitespace."""
-    repeated: bool
-    """Two choices are the same."""
-
-
-def choice_facts(texts: list[str], keys: tuple[Any, ...]) -> ChoiceFacts:
-    """The facts of one doc's choices (`texts`: see `_choice_texts`)."""
-    return ChoiceFacts(
-        keys,
-        space_first=any(text.startswith(" ") for text in texts),
-        text_first=any(text and not text[0].isspace() for text in texts),
-        blank=any(not text.strip() for text in texts),
-        repeated=len(set(keys)) < len(keys),
-    )
-
-
-def _doc_findings(doc: Doc, facts: ChoiceFacts, scored: bool, generative: bool) -> list[str]:
-    """The names of the per-doc rules `doc` breaks, with its choices' facts."""
+def _doc_findings(
+    doc: Doc, plain: list[str] | None, keys: tuple[Any, ...], scored: bool, generative: bool
+) -> list[str]:
+    """The names of the per-doc rules `doc` breaks (`plain`: its choices when a list of
+    strings; `keys`: one hashable value per choice)."""
+    choices = plain if plain is not None else _choice_texts(doc)
     rules = []
     end = _prompt_end(doc)
     if end in (" ", "\t"):
         rules.append("trailing-space")
     if scored:
-        if end == " " and facts.space_first:
+        if end == " " and any(choice.startswith(" ") for choice in choices):
             rules.append("double-space-at-join")
-        if end and not end.isspace() and facts.text_first:
+        if end and not end.isspace() and any(c and not c[0].isspace() for c in choices):
             rules.append("glued-at-join")
     query = doc.query
-    if not query or query.isspace() or (scored and facts.blank):  # no copy, as strip() makes
+    if (
+        not query
+        or query.isspace()  # no copy, as strip() makes
+        or (scored and any(not choice.strip() for choice in choices))
+    ):
         rules.append("empty-text")
-    if facts.repeated:
+    if len(set(keys)) < len(keys):
         rules.append("duplicate-choices")
     if generative:
         golds = _golds(doc)
