@@ -68,13 +68,22 @@ def _chunk_encoder() -> Callable[[Any, int], list[str]] | None:
     """`_ENCODER`'s C encoder, made once: `JSONEncoder.encode` makes a new one per call, which
     costs as much as encoding a doc's few fields. None without the C accelerator."""
     make = getattr(json.encoder, "c_make_encoder", None)
-    quote = getattr(json.encoder, "c_encode_basestring", None)
-    if make is None or quote is None:
+    name = "c_encode_basestring_ascii" if _ENCODER.ensure_ascii else "c_encode_basestring"
+    quote = getattr(json.encoder, name, None)
+    if make is None or quote is None or _ENCODER.indent is not None:
         return None
-    try:  # the arguments `JSONEncoder.iterencode` passes for `_ENCODER`'s settings
+    try:  # the arguments `JSONEncoder.iterencode` passes, read from `_ENCODER` itself
         encoder: Callable[[Any, int], list[str]] = make(
-            None, plain_value, quote, None, ":", ",", True, False, True
-        )  # no circularity markers: a cycle is too deep, as `_locate` reports it
+            None,  # no circularity markers: a cycle is too deep, as `_locate` reports it
+            _ENCODER.default,
+            quote,
+            _ENCODER.indent,
+            _ENCODER.key_separator,
+            _ENCODER.item_separator,
+            _ENCODER.sort_keys,
+            _ENCODER.skipkeys,
+            _ENCODER.allow_nan,
+        )
     except TypeError:  # another signature: the encoder's own path
         return None
     return encoder
