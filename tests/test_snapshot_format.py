@@ -22,6 +22,7 @@ from pytest_evaltasks.snapshot.gate import Outcome, judge
 from pytest_evaltasks.snapshot.line_text import quote_text as quoted
 from pytest_evaltasks.snapshot.parse import (
     SnapshotFileError,
+    _in_row_number_order,
     normalise,
     parse_snapshot,
     shown_blocks,
@@ -261,7 +262,8 @@ SHARED_STOPS = ["\n"]
 SHARED_METHODS = ["LOGPROBS"]
 
 
-def _shared_doc(draw: Any) -> Doc:
+@st.composite
+def shared_doc(draw: st.DrawFn) -> Doc:
     """A doc made of a few shared objects, as a task's docs are, with equal values that are
     not the same object (or not the same type) mixed in."""
     return Doc(
@@ -279,7 +281,7 @@ def _shared_doc(draw: Any) -> Doc:
     )
 
 
-@given(st.lists(st.composite(lambda draw: _shared_doc(draw))(), min_size=1, max_size=8))
+@given(st.lists(shared_doc(), min_size=1, max_size=8))
 def test_a_hasher_shared_by_many_docs_hashes_each_as_if_alone(docs: list[Doc]) -> None:
     hasher = DocHasher()
     assert [hasher.digest(doc) for doc in docs] == [doc_digest(doc) for doc in docs]
@@ -292,7 +294,9 @@ def test_a_hasher_shared_by_many_docs_hashes_each_as_if_alone(docs: list[Doc]) -
         pytest.param("generation_size", [1, True, 1.0], id="1-true-and-1.0"),
         pytest.param("generation_size", [0.0, -0.0], id="0.0-and-minus-0.0"),
         pytest.param("num_samples", [1, True], id="1-and-true"),
-        pytest.param("stop_sequences", [SHARED_STOPS, ["\n"], ("\n",)], id="equal-lists"),
+        pytest.param(
+            "generation_grammar", [{"max": 1}, {"max": True}, {"max": 1.0}], id="equal-mappings"
+        ),
     ],
 )
 def test_equal_run_values_of_other_types_or_objects_are_hashed_as_their_own(
@@ -450,8 +454,6 @@ def test_the_porting_hint_names_a_lighteval_submodule_we_do_not_provide(
 def test_hash_lines_are_taken_as_row_ordered_only_when_numbers_strictly_rise(
     numbers: list[int],
 ) -> None:
-    from pytest_evaltasks.snapshot.parse import _in_row_number_order
-
     text = "".join(f"{number} {'0' * 16}\n" for number in numbers)
     rising = all(a < b for a, b in itertools.pairwise(numbers))
     assert _in_row_number_order(text) is rising
