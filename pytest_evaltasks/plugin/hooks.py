@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import EvalTaskError
-from .options import Options, add_options, resolve_options, take_node_ids
-from .state import CONTEXT_KEY, LOOKAHEAD_KEY, RESULTS_KEY, RunContext
+from .command_line import add_options, take_node_ids
+from .state import CONTEXT_KEY, LOOKAHEAD_KEY, RESULTS_KEY
 
 if TYPE_CHECKING:
     from ..engine.registry import Registry
@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from ..engine.task_string import TaskRequest
     from .builds import FreshBuilds
     from .changes import Changes
+    from .context import RunContext
     from .git import FilesAt
+    from .options import Options
     from .plan import RunPlan
     from .renderings import Rendering
     from .report import Selection
@@ -60,6 +62,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     if selector is None:
         return None
     from .listing import list_tasks
+    from .options import resolve_options
 
     config._do_configure()
     try:
@@ -85,6 +88,7 @@ def _save_data(config: pytest.Config) -> int:
     as it was; tasks reading one data source share one slice."""
     from ..engine.data_slices import PreparedSlice, SliceSource, prepare_slice, write_slice
     from ..files import WriteError
+    from .options import resolve_options
 
     options = resolve_options(config)
     if options.spec is None:
@@ -142,6 +146,7 @@ def _save_data(config: pytest.Config) -> int:
 
 def _show(config: pytest.Config) -> int:
     """`--evaltasks-show`: print the requested tasks' prompts, and exit."""
+    from .options import resolve_options
     from .show import Selection, show
 
     options = resolve_options(config, take_node_ids(config))
@@ -193,6 +198,9 @@ def pytest_configure(config: pytest.Config) -> None:
             "--evaltasks needs syrupy's pytest plugin, which is disabled here (-p no:syrupy); "
             "remove that option"
         )
+    from .context import RunContext
+    from .options import resolve_options
+
     options = resolve_options(config, node_ids)
     if options.problems:
         raise pytest.UsageError("\n".join(options.problems))

@@ -27,10 +27,11 @@ from ..snapshot.storage import decode, read_snapshot_text, snapshot_filename
 from ..snapshot.syrupy_extension import write_snapshot
 from ..snapshot.units import UnitsSnapshot
 from .builds import FreshBuild, build_here, lint_of, other_seed
+from .context import RunContext
 from .lookahead import Checked
 from .plan import Orphan
 from .renderings import MODULE_VARIABLE, allowed, item_name
-from .state import CONTEXT_KEY, LOOKAHEAD_KEY, RunContext
+from .state import CONTEXT_KEY, LOOKAHEAD_KEY
 from .summary import RESULT_KEY, ItemResult
 
 if TYPE_CHECKING:

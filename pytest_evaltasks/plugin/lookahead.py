@@ -53,8 +53,8 @@ if TYPE_CHECKING:
 
     import pytest
 
+    from .context import RunContext
     from .items import TaskItem
-    from .state import RunContext
 
 LARGE_SNAPSHOT_BYTES = 3_000_000
 """A snapshot file larger than this (about 100,000 docs: one hash line each) is a large task,

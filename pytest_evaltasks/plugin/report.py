@@ -30,7 +30,7 @@ from ..files import write_atomic
 from .summary import ItemResult, RunSummary, count
 
 if TYPE_CHECKING:
-    from .state import RunContext
+    from .context import RunContext
 
 REPORT_CHARS = 65_536
 """The report file's size cap: what one pull-request comment holds."""

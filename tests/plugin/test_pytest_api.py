@@ -71,3 +71,39 @@ def test_the_commands_that_exit_early_print_without_the_terminal_plugin(
     shown = project.run("--evaltasks", "solo", "--evaltasks-show=1", "-p", "no:terminal")
     assert shown.ret == 0
     assert "Q: question" in shown.stdout.str()
+
+
+PLAIN_SESSION_MODULES = {
+    "pytest_evaltasks",
+    "pytest_evaltasks.errors",
+    "pytest_evaltasks.engine",
+    "pytest_evaltasks.engine.inputs",
+    "pytest_evaltasks.plugin",
+    "pytest_evaltasks.plugin.command_line",
+    "pytest_evaltasks.plugin.hooks",
+    "pytest_evaltasks.plugin.state",
+}
+"""What a session without `--evaltasks` imports of this package: the hooks, the options they
+register, the stash keys they look up and the file-open observer. Every project with the plugin
+installed pays for these on every pytest start, so no settings class or engine module belongs
+here."""
+
+
+@pytest.mark.subprocess
+def test_a_session_without_evaltasks_imports_only_the_hooks_and_their_options(
+    project: EvalProject,
+) -> None:
+    project.pytester.makepyfile(
+        test_plain="""
+        import sys
+
+        def test_loaded():
+            ours = sorted(name for name in sys.modules if name.startswith("pytest_evaltasks"))
+            print("LOADED", ",".join(ours))
+        """
+    )
+    result = project.pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider", "test_plain.py")
+    assert result.ret == 0
+    loaded = re.search(r"LOADED (\S+)", result.stdout.str())
+    assert loaded is not None
+    assert set(loaded.group(1).split(",")) == PLAIN_SESSION_MODULES
