@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evaltasks.engine.inputs import InputRecorder, inputs_of, is_folder, recorded_input
+from pytest_evaltasks.engine.inputs import (
+    InputRecorder,
+    inputs_of,
+    is_folder,
+    reach_of,
+    recorded_input,
+)
 
 
 def test_a_listed_folder_is_recorded_with_a_trailing_separator(tmp_path: Path) -> None:
@@ -79,3 +85,35 @@ def test_an_sqlite_database_the_code_opens_is_recorded(tmp_path: Path) -> None:
         sqlite3.connect(":memory:").close()
     assert str(database) in seen.files
     assert not any(path.endswith(":memory:") for path in seen.files)
+
+
+def test_snapshots_record_project_files_and_the_index_also_what_lies_outside(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A helper from outside the project folder is no input a snapshot can record (its path
+    would name this machine's folders), and a project file reached only through it is not one
+    either (as before outside code was looked at); the module index, which is this machine's,
+    keys on both, and on the installed package reached."""
+    project = tmp_path / "project"
+    (project / "tasks").mkdir(parents=True)
+    (project / "tasks" / "reached_words.py").write_text("WORDS = 1\n", encoding="utf-8")
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "far_helper.py").write_text("import reached_words\n", encoding="utf-8")
+    site = tmp_path_factory.mktemp("venv") / "site-packages"
+    (site / "far_package" / "sub").mkdir(parents=True)
+    (site / "far_package" / "__init__.py").write_text("", encoding="utf-8")
+    (site / "far_package" / "sub" / "__init__.py").write_text("", encoding="utf-8")
+    for folder in (project / "tasks", elsewhere, site):
+        monkeypatch.syspath_prepend(str(folder))
+    try:
+        for name in ("far_helper", "far_package.sub"):
+            importlib.import_module(name)
+        modules = ["far_helper", "far_package.sub"]
+        assert inputs_of(modules, (), project) == set()
+        reach = reach_of(modules, (), project)
+        assert reach.outside == {str(elsewhere / "far_helper.py")}
+        assert reach.project == {str(project / "tasks" / "reached_words.py")}
+        assert reach.installed == {str(site / "far_package")}
+    finally:
+        for name in ("far_helper", "reached_words", "far_package.sub", "far_package"):
+            sys.modules.pop(name, None)

@@ -3,7 +3,9 @@ asks for, and anything the index cannot vouch for is imported."""
 
 from __future__ import annotations
 
+import sys
 import textwrap
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -122,3 +124,117 @@ def test_the_index_reads_back_and_refuses_what_it_does_not_know(tasks: Path) -> 
     assert ModuleIndex.from_json(index.to_json()) == index
     assert ModuleIndex.from_json({"version": 999, "modules": {}}).records == {}
     assert ModuleIndex.from_json("garbage").records == {}
+
+
+HELPED = """
+from {package} import NAMES
+TASKS_TABLE = [LightevalTaskConfig(name=name, prompt_function=prompt, hf_repo="o/d",
+    hf_subset="s", metrics=[Metrics.exact_match]) for name in NAMES]
+"""
+
+
+def helped_module(tasks: Path, package: str) -> None:
+    """A task module whose names come from `package` (installed, or elsewhere on sys.path)."""
+    text = textwrap.dedent(MODULE.format(names=[])) + textwrap.dedent(
+        HELPED.format(package=package)
+    )
+    (tasks / "helped.py").write_text(text, encoding="utf-8")
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Write a file anew, as an installer does: removed, then written (a new inode)."""
+    path.unlink()
+    path.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def sys_path(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Path], None]]:
+    """Put a folder on sys.path for the test; the modules imported from it are forgotten."""
+    before = set(sys.modules)
+
+    def prepend(folder: Path) -> None:
+        monkeypatch.syspath_prepend(str(folder))
+
+    yield prepend
+    for name in set(sys.modules) - before:
+        del sys.modules[name]
+
+
+def test_an_upgraded_installed_package_the_module_imports_is_seen(
+    tasks: Path, tmp_path_factory: pytest.TempPathFactory, sys_path: Callable[[Path], None]
+) -> None:
+    """Not only lighteval: any installed package a module's table comes from."""
+    site = tmp_path_factory.mktemp("venv") / "lib" / "site-packages"
+    (site / "tasknames").mkdir(parents=True)
+    (site / "tasknames" / "__init__.py").write_text("NAMES = ['helped:one']\n", encoding="utf-8")
+    sys_path(site)
+    helped_module(tasks, "tasknames")
+    index = index_of(tasks)
+    record = index.records[str(tasks / "helped.py")]
+    assert record.names == ("helped:one",)
+    assert record.installed == (str(site / "tasknames"),)
+    assert chosen(tasks, index, "gsm8k") == ["gsm.py"]  # verified: not imported
+    replace_file(site / "tasknames" / "__init__.py", "NAMES = ['helped:one', 'gsm8k']\n")
+    assert chosen(tasks, index, "gsm8k") == ["gsm.py", "helped.py"]
+
+
+def test_an_edited_helper_outside_the_project_folder_is_seen(
+    tasks: Path, tmp_path_factory: pytest.TempPathFactory, sys_path: Callable[[Path], None]
+) -> None:
+    """A helper from a sibling checkout on sys.path (or an editable install's sources): read
+    by its bytes, as a project file is, and followed to what it imports and opens."""
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "shared_names.py").write_text(
+        "import pathlib\nfrom shared_more import MORE\n"
+        "NAMES = pathlib.Path(__file__).with_name('names.txt').read_text().split() + MORE\n",
+        encoding="utf-8",
+    )
+    (elsewhere / "shared_more.py").write_text("MORE = ['helped:more']\n", encoding="utf-8")
+    (elsewhere / "names.txt").write_text("helped:one\n", encoding="utf-8")
+    sys_path(elsewhere)
+    helped_module(tasks, "shared_names")
+    index = index_of(tasks)
+    assert index.records[str(tasks / "helped.py")].names == ("helped:more", "helped:one")
+    assert chosen(tasks, index, "gsm8k") == ["gsm.py"]
+    for name, text in [
+        ("names.txt", "helped:one gsm8k\n"),
+        ("shared_more.py", "MORE = ['gsm8k']\n"),
+        ("shared_names.py", "NAMES = ['gsm8k']\n"),
+    ]:
+        before = (elsewhere / name).read_text(encoding="utf-8")
+        (elsewhere / name).write_text(text, encoding="utf-8")
+        assert chosen(tasks, index, "gsm8k") == ["gsm.py", "helped.py"], name
+        (elsewhere / name).write_text(before, encoding="utf-8")
+        assert chosen(tasks, index, "gsm8k") == ["gsm.py"], name
+
+
+def test_a_file_outside_the_project_read_at_import_is_seen(
+    tasks: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    names = tmp_path_factory.mktemp("home") / "names.txt"
+    names.write_text("far:one\n", encoding="utf-8")
+    (tasks / "far.py").write_text(
+        textwrap.dedent(MODULE.format(names=[]))
+        + f"import pathlib\nNAMES = pathlib.Path({str(names)!r}).read_text().split()\n"
+        + textwrap.dedent(HELPED.format(package="pathlib")).replace(
+            "from pathlib import NAMES\n", ""
+        ),
+        encoding="utf-8",
+    )
+    index = index_of(tasks)
+    assert index.records[str(tasks / "far.py")].names == ("far:one",)
+    assert chosen(tasks, index, "gsm8k") == ["gsm.py"]
+    names.write_text("far:one gsm8k\n", encoding="utf-8")
+    assert chosen(tasks, index, "gsm8k") == ["far.py", "gsm.py"]
+
+
+def test_a_module_that_opened_a_device_is_imported_on_every_run(tasks: Path) -> None:
+    """A device or a pipe is never read to key a record: such a module is not vouched for."""
+    (tasks / "noisy.py").write_text(
+        textwrap.dedent(MODULE.format(names=["noisy"]))
+        + "import os\nos.close(os.open(os.devnull, os.O_RDONLY))\n",
+        encoding="utf-8",
+    )
+    index = index_of(tasks)
+    assert str(tasks / "noisy.py") not in index.records
+    assert chosen(tasks, index, "gsm8k") == ["gsm.py", "noisy.py"]

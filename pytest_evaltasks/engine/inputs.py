@@ -16,7 +16,9 @@ So three things are observed:
 - the import statements of every project module reached (read from its source), which covers
   modules that were loaded before recording began.
 
-`inputs_of` turns these into the project files a task reads. All of it is an over-approximation
+`inputs_of` turns these into the project files a task reads (what a snapshot records and a
+changed-only run compares), `reach_of` also into what the code reached outside the project (what
+the machine-local module index must see change). All of it is an over-approximation
 by design: a file that might be read counts as read.
 """
 
@@ -33,7 +35,7 @@ import sys
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 _INSTALLED = ("site-packages", "dist-packages")
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
@@ -305,15 +307,55 @@ def inputs_of(modules: Iterable[str], files: Iterable[str], within: Path) -> set
     """The project files reached from `modules` (imported) and `files` (opened): every project
     module in their import closure, and every file their code opened or folder it listed.
     Absolute paths; a folder's ends with a separator."""
+    return reach_of(modules, files, within, outside=False).project
+
+
+class Reach(NamedTuple):
+    """Everything code reached: what a record of it must see change."""
+
+    project: set[str]
+    """Project files (see `inputs_of`)."""
+    outside: set[str]
+    """Files outside the project folder that are neither installed nor the standard library's:
+    code on `sys.path` from elsewhere (a sibling checkout, an editable install's sources) and
+    the files it opened, or that project code opened there. Followed like project files."""
+    installed: set[str]
+    """The top-level entries (a package's folder or a module's file) of the installed packages
+    reached: an install or an upgrade rewrites them. Not followed: a package's own imports are
+    its installer's business."""
+
+
+def reach_of(
+    modules: Iterable[str], files: Iterable[str], within: Path, outside: bool = True
+) -> Reach:
+    """What code that imported `modules` and opened `files` reached, in and outside the
+    project folder `within` (this package's own code and the standard library aside: the
+    Python version stands for the one, and nothing of the other reads a task's files).
+
+    Without `outside`, code outside the project is not followed: the project files are then
+    those reached through project code alone, which is what snapshots record."""
     base = str(within.resolve())
-    found: set[str] = set()
+    stdlib = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+    reach = Reach(set(), set(), set())
     stack = [path for name in modules if (path := module_file(name)) is not None]
     stack += [path for path in files]
+    seen: set[str] = set()
     while stack:
         path = stack.pop()
-        if path in found or not _project(path, base):
+        if path in seen:
             continue
-        found.add(path)
+        seen.add(path)
+        if _project(path, base):
+            reach.project.add(path)
+        elif (top := _installed_top(path)) is not None:
+            reach.installed.add(top)
+            continue
+        elif path.startswith((_PACKAGE_DIR + os.sep, stdlib)) or not os.path.isabs(path):
+            continue
+        else:
+            reach.outside.add(path)
+            if not outside:
+                continue
         stack.extend(_opened_by.get(path, ()))
         if path.endswith(".py"):
             stack.extend(
@@ -321,7 +363,17 @@ def inputs_of(modules: Iterable[str], files: Iterable[str], within: Path) -> set
                 for name in static_imports(path, _package_of(path))
                 if (module_path := module_file(name)) is not None
             )
-    return found
+    return reach
+
+
+def _installed_top(path: str) -> str | None:
+    """The installed package or module a file belongs to (the entry right under the innermost
+    `site-packages` or `dist-packages` folder), or None for a file that is not installed."""
+    parts = path.split(os.sep)
+    for at in range(len(parts) - 2, -1, -1):
+        if parts[at] in _INSTALLED:
+            return os.sep.join(parts[: at + 2])
+    return None
 
 
 def recorded_input(path: str, root: Path) -> str:

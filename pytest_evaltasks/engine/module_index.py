@@ -3,9 +3,11 @@ task string needs, verified on every run against the files it stands for.
 
 Importing every module of lighteval's two task folders costs about 20 s; a run over one task
 needs one module. The index records, per module file, the names its `TASKS_TABLE` defined and
-a key over everything that can change that table: the file's bytes, the bytes of the project
-files it read while it was imported (and the names in any folder it listed), the installed
-lighteval version and the Python version.
+a key over everything that can change that table: the file's bytes, the bytes of the files it
+read while it was imported (and the names in any folder it listed), in the project or outside
+it (a helper on `sys.path` from a sibling checkout, a file under the home folder), the
+installed packages it reached (each by its top-level file or folder, which an install or an
+upgrade rewrites), the installed lighteval version and the Python version.
 A record whose key no longer matches is not used: that module is imported (and re-indexed).
 A name the index does not know, a module it has never seen, or any doubt means importing
 everything, so a lazy run never finds less than a full one. Broken modules are never indexed:
@@ -24,7 +26,7 @@ from typing import Any
 
 from .inputs import is_folder
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,11 @@ class ModuleRecord:
     key: str
     names: tuple[str, ...]
     inputs: tuple[str, ...] = ()
-    """Project files it read while it was imported (absolute paths): part of its key."""
+    """Files it read while it was imported, in the project or outside it (absolute paths):
+    part of its key, by their bytes."""
+    installed: tuple[str, ...] = ()
+    """The installed packages it reached (their top-level entries, see `inputs.Reach`): part
+    of its key, by their top-level file's identity (see `_installed_stamp`)."""
 
 
 @dataclass
@@ -50,20 +56,34 @@ class ModuleIndex:
             return cls()
         records: dict[str, ModuleRecord] = {}
         for path, item in (data.get("modules") or {}).items():
-            if isinstance(item, dict) and isinstance(item.get("key"), str):
-                names = item.get("names")
-                inputs = item.get("inputs") or []
-                if isinstance(names, list) and all(isinstance(n, str) for n in [*names, *inputs]):
-                    records[path] = ModuleRecord(item["key"], tuple(names), tuple(inputs))
+            if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+                continue
+            names = _texts(item.get("names"))
+            inputs = _texts(item.get("inputs") or [])
+            installed = _texts(item.get("installed") or [])
+            if names is not None and inputs is not None and installed is not None:
+                records[path] = ModuleRecord(item["key"], names, inputs, installed)
         return cls(records)
 
     def to_json(self) -> dict[str, Any]:
         """The index as JSON data."""
         modules = {
-            path: {"key": record.key, "names": list(record.names), "inputs": list(record.inputs)}
+            path: {
+                "key": record.key,
+                "names": list(record.names),
+                "inputs": list(record.inputs),
+                "installed": list(record.installed),
+            }
             for path, record in sorted(self.records.items())
         }
         return {"version": INDEX_VERSION, "modules": modules}
+
+
+def _texts(value: Any) -> tuple[str, ...] | None:
+    """A list of strings read back, or None when it is anything else."""
+    if isinstance(value, list) and all(isinstance(text, str) for text in value):
+        return tuple(value)
+    return None
 
 
 def environment_key() -> str:
@@ -77,18 +97,52 @@ def environment_key() -> str:
     return f"python {sys.version_info[:3]}; lighteval {lighteval}"
 
 
-def module_key(path: Path, inputs: Iterable[str], environment: str) -> str | None:
-    """The key of a module file: its bytes, its import-time inputs' bytes, the environment;
-    None when a file cannot be read (then the record cannot be verified)."""
+def module_key(
+    path: Path,
+    inputs: Iterable[str],
+    environment: str,
+    installed: Iterable[str] = (),
+    stamps: dict[str, str | None] | None = None,
+) -> str | None:
+    """The key of a module file: its bytes, its import-time inputs' bytes, the installed
+    packages it reached, the environment; None when a file cannot be read (then the record
+    cannot be verified). `stamps` keeps the installed packages' stamps over one verification
+    of many records (lighteval's 173 modules reach the same few dozen packages)."""
+    stamps = {} if stamps is None else stamps
     digest = hashlib.sha256(environment.encode())
     for file in [str(path), *sorted(set(inputs) - {str(path)})]:
         try:
-            data = _listing(file) if is_folder(file) else Path(file).read_bytes()
+            data = _listing(file) if is_folder(file) else _file_bytes(file)
         except OSError:
             return None
         digest.update(file.encode("utf-8", "surrogateescape") + b"\0")
         digest.update(hashlib.sha256(data).digest())
+    for top in sorted(set(installed)):
+        stamp = stamps[top] if top in stamps else stamps.setdefault(top, _installed_stamp(top))
+        if stamp is None:
+            return None
+        digest.update(f"{top}\0{stamp}\0".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
+
+
+def _file_bytes(file: str) -> bytes:
+    """A file's bytes; a device, a pipe or a socket (`/dev/urandom`) is never read."""
+    if not os.path.isfile(file):
+        raise OSError(f"not a regular file: {file}")
+    return Path(file).read_bytes()
+
+
+def _installed_stamp(top: str) -> str | None:
+    """An installed package's identity: its `__init__.py` (or, for a module or a namespace
+    package, the entry itself) by inode, size and modification time. pip writes a package's
+    files anew when it installs or upgrades it, so any of the three changes; None when it is
+    gone."""
+    entry = os.path.join(top, "__init__.py")
+    try:
+        stat = os.stat(entry if os.path.isfile(entry) else top)
+    except OSError:
+        return None
+    return f"{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _listing(folder: str) -> bytes:
@@ -107,12 +161,17 @@ class Selection:
 
 
 def record_of(
-    path: Path, names: Iterable[str], inputs: Iterable[str], environment: str
+    path: Path,
+    names: Iterable[str],
+    inputs: Iterable[str],
+    environment: str,
+    installed: Iterable[str] = (),
 ) -> ModuleRecord | None:
     """The record of a module just imported; None when its files cannot be read."""
     inputs = tuple(sorted(set(inputs) - {str(path)}))
-    key = module_key(path, inputs, environment)
-    return None if key is None else ModuleRecord(key, tuple(sorted(set(names))), inputs)
+    tops = tuple(sorted(set(installed)))
+    key = module_key(path, inputs, environment, tops)
+    return None if key is None else ModuleRecord(key, tuple(sorted(set(names))), inputs, tops)
 
 
 def select_modules(
@@ -128,9 +187,14 @@ def select_modules(
     other module to import, means importing everything."""
     imported: list[Path] = []
     known: dict[str, list[Path]] = {}
+    stamps: dict[str, str | None] = {}
     for path in candidates:
         record = index.records.get(str(path))
-        key = module_key(path, record.inputs, environment) if record else None
+        key = (
+            module_key(path, record.inputs, environment, record.installed, stamps)
+            if record
+            else None
+        )
         if record is None or key != record.key:
             imported.append(path)  # new, changed or never indexed: import it to know
             continue
@@ -152,7 +216,7 @@ def select_modules(
 def updated(index: ModuleIndex, registry: Any, within: Path, environment: str) -> ModuleIndex:
     """The index with a record for every module `registry` imported without error (a broken
     one loses its record: it is imported on every run)."""
-    from .inputs import inputs_of
+    from .inputs import reach_of
 
     records = dict(index.records)
     names: dict[str, list[str]] = {}
@@ -169,8 +233,9 @@ def updated(index: ModuleIndex, registry: Any, within: Path, environment: str) -
             continue
         modules = {loaded.name, *(t for targets in loaded.edges.values() for t in targets)}
         origin = str(loaded.path.resolve())
-        read = inputs_of(modules, {origin, *loaded.opened}, within) - {origin}
-        record = record_of(loaded.path, names.get(path, []), read, environment)
+        reach = reach_of(modules, {origin, *loaded.opened}, within)
+        read = (reach.project | reach.outside) - {origin}
+        record = record_of(loaded.path, names.get(path, []), read, environment, reach.installed)
         if record is None:
             records.pop(path, None)
         else:
