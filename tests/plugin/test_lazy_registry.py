@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
+
 if TYPE_CHECKING:
     from conftest import EvalProject
 
@@ -33,3 +35,38 @@ def test_without_the_cache_every_module_is_imported(project: EvalProject) -> Non
     plain = project.run("--evaltasks", "solo", "--collect-only", "-p", "no:cacheprovider")
     assert "that can define the tasks asked for" not in plain.stdout.str()
     plain.stdout.fnmatch_lines(["*1 test collected*"])
+
+
+def test_an_upgraded_package_that_a_module_takes_its_names_from_is_seen(
+    project: EvalProject, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`more.py`'s table comes from an installed package. Upgraded, the package makes it define
+    `solo` as well: a full import finds the name defined twice, and so must a lazy run whose
+    index was made before the upgrade (the module's file did not change)."""
+    site = tmp_path_factory.mktemp("venv") / "lib" / "site-packages"
+    (site / "more_names").mkdir(parents=True)
+    init = site / "more_names" / "__init__.py"
+    init.write_text("NAMES = ['other_module']\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    project.write_tasks(
+        "name=NAME, version=0", module="more", header="from more_names import NAMES\n"
+    )
+    more = project.root / "tasks" / "more.py"
+    more.write_text(
+        more.read_text(encoding="utf-8").replace(
+            "    LightevalTaskConfig(**cfg(name=NAME, version=0)),",
+            "    *(LightevalTaskConfig(**cfg(name=NAME, version=0)) for NAME in NAMES),",
+        ),
+        encoding="utf-8",
+    )
+    project.run("--evaltasks", "solo", "--collect-only")
+    lazy = project.run("--evaltasks", "solo", "--collect-only")
+    lazy.stdout.fnmatch_lines(["*imported 1 task module that can define the tasks asked for*"])
+    init.unlink()  # as an installer writes a package anew
+    init.write_text("NAMES = ['other_module', 'solo']\n", encoding="utf-8")
+    upgraded = project.run("--evaltasks", "solo")
+    full = project.run("--evaltasks", "solo", "-p", "no:cacheprovider")
+    assert upgraded.ret == full.ret != 0
+    for result in (upgraded, full):
+        result.stderr.fnmatch_lines(["*'solo' is defined by more than one task file*"])
