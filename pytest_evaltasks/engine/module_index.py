@@ -10,7 +10,9 @@ installed packages it reached (each by its top-level file or folder, which an in
 upgrade rewrites), the installed lighteval version and the Python version.
 A record whose key no longer matches is not used: that module is imported (and re-indexed).
 A name the index does not know, a module it has never seen, or any doubt means importing
-everything, so a lazy run never finds less than a full one. Broken modules are never indexed:
+everything, so a lazy run never finds less than a full one. What is not observed is not keyed:
+environment variables, the clock, the network. A table that depends on them needs `--cache-clear`
+(or `-p no:cacheprovider`) when they change. Broken modules are never indexed:
 they are imported on every run, so their errors are always current.
 """
 
