@@ -316,9 +316,12 @@ class Reach(NamedTuple):
     project: set[str]
     """Project files (see `inputs_of`)."""
     outside: set[str]
-    """Files outside the project folder that are neither installed nor the standard library's:
-    code on `sys.path` from elsewhere (a sibling checkout, an editable install's sources) and
-    the files it opened, or that project code opened there. Followed like project files."""
+    """Code outside the project folder that is neither installed nor the standard library's:
+    modules on `sys.path` from elsewhere (a sibling checkout, an editable install's sources),
+    reached by an import and followed through theirs. Files opened outside the project are
+    not kept: most are the interpreter's and libraries' own (`/proc`, `/dev/null`, temporary
+    files, the zone database), which change from run to run or vanish, and would leave a
+    module no record that holds."""
     installed: set[str]
     """The top-level entries (a package's folder or a module's file) of the installed packages
     reached: an install or an upgrade rewrites them. Not followed: a package's own imports are
@@ -337,33 +340,46 @@ def reach_of(
     base = str(within.resolve())
     stdlib = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
     reach = Reach(set(), set(), set())
-    stack = [path for name in modules if (path := module_file(name)) is not None]
-    stack += [path for path in files]
-    seen: set[str] = set()
+    stack = [(path, True) for name in modules if (path := module_file(name)) is not None]
+    stack += [(path, False) for path in files]  # (a path, whether an import reached it)
+    done: set[str] = set()
     while stack:
-        path = stack.pop()
-        if path in seen:
+        path, imported = stack.pop()
+        if path in done:
             continue
-        seen.add(path)
-        if _project(path, base):
+        place = _place(path, base, stdlib)
+        if place == "outside" and not imported:
+            continue  # a file opened outside the project is not kept (see `Reach.outside`)
+        done.add(path)
+        if place == "project":
             reach.project.add(path)
-        elif (top := _installed_top(path)) is not None:
-            reach.installed.add(top)
-            continue
-        elif path.startswith((_PACKAGE_DIR + os.sep, stdlib)) or not os.path.isabs(path):
-            continue
-        else:
+        elif place == "outside" and outside:
             reach.outside.add(path)
-            if not outside:
-                continue
-        stack.extend(_opened_by.get(path, ()))
+        else:
+            if place == "installed":
+                reach.installed.add(_installed_top(path) or path)
+            continue
+        stack.extend((opened, False) for opened in _opened_by.get(path, ()))
         if path.endswith(".py"):
             stack.extend(
-                module_path
+                (module_path, True)
                 for name in static_imports(path, _package_of(path))
                 if (module_path := module_file(name)) is not None
             )
     return reach
+
+
+def _place(path: str, base: str, stdlib: str) -> str:
+    """Where a file is: `project` (under `base`), `installed`, `outside` (anywhere else but
+    this package's code and the standard library's, `stdlib` with a trailing separator), or
+    `other` (those two, and a path that is not absolute)."""
+    if _project(path, base):
+        return "project"
+    if _installed_top(path) is not None:
+        return "installed"
+    if not os.path.isabs(path) or path.startswith((_PACKAGE_DIR + os.sep, stdlib)):
+        return "other"
+    return "outside"
 
 
 def _installed_top(path: str) -> str | None:

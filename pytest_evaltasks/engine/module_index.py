@@ -3,17 +3,20 @@ task string needs, verified on every run against the files it stands for.
 
 Importing every module of lighteval's two task folders costs about 20 s; a run over one task
 needs one module. The index records, per module file, the names its `TASKS_TABLE` defined and
-a key over everything that can change that table: the file's bytes, the bytes of the files it
-read while it was imported (and the names in any folder it listed), in the project or outside
-it (a helper on `sys.path` from a sibling checkout, a file under the home folder), the
-installed packages it reached (each by its top-level file or folder, which an install or an
-upgrade rewrites), the installed lighteval version and the Python version.
+a key over everything that can change that table: the file's bytes, the bytes of the project
+files it read while it was imported (and the names in any folder it listed), the bytes of the
+code it imported from outside the project (a helper on `sys.path` from a sibling checkout, an
+editable install's sources), the installed packages it reached (each by its top-level file or
+folder, which an install or an upgrade rewrites), the installed lighteval version and the
+Python version.
 A record whose key no longer matches is not used: that module is imported (and re-indexed).
 A name the index does not know, a module it has never seen, or any doubt means importing
-everything, so a lazy run never finds less than a full one. What is not observed is not keyed:
-environment variables, the clock, the network. A table that depends on them needs `--cache-clear`
-(or `-p no:cacheprovider`) when they change. Broken modules are never indexed:
-they are imported on every run, so their errors are always current.
+everything, so a lazy run never finds less than a full one. What is not keyed: environment
+variables, the clock, the network, and files opened outside the project (the interpreter's and
+libraries' own reads of `/proc`, temporary files and the like, which change from run to run). A
+table that depends on them needs `--cache-clear` (or `-p no:cacheprovider`) when they change.
+Broken modules are never indexed: they are imported on every run, so their errors are always
+current.
 """
 
 from __future__ import annotations
