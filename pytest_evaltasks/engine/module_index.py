@@ -41,8 +41,8 @@ class ModuleRecord:
     key: str
     names: tuple[str, ...]
     inputs: tuple[str, ...] = ()
-    """Files it read while it was imported, in the project or outside it (absolute paths):
-    part of its key, by their bytes."""
+    """Project files it read while it was imported, and code it imported from outside the
+    project (absolute paths): part of its key, by their bytes."""
     installed: tuple[str, ...] = ()
     """The installed packages it reached (their top-level entries, see `inputs.Reach`): part
     of its key, by their top-level file's identity (see `_installed_stamp`)."""
