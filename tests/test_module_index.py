@@ -178,6 +178,27 @@ def test_an_upgraded_installed_package_the_module_imports_is_seen(
     assert chosen(tasks, index, "gsm8k") == ["gsm.py", "helped.py"]
 
 
+def test_an_upgrade_that_leaves_the_top_level_entry_as_it_was_is_seen(
+    tasks: Path, tmp_path_factory: pytest.TempPathFactory, sys_path: Callable[[Path], None]
+) -> None:
+    """A namespace package (no `__init__.py` at its top, so its folder is the entry) whose
+    upgrade rewrites only a subpackage, as an installer that keeps files' times would: the
+    distribution's metadata folder, named by its version, is what changes."""
+    site = tmp_path_factory.mktemp("venv") / "lib" / "site-packages"
+    (site / "spaced" / "names").mkdir(parents=True)
+    (site / "spaced" / "names" / "__init__.py").write_text(
+        "NAMES = ['helped:one']\n", encoding="utf-8"
+    )
+    (site / "spaced_names-1.0.dist-info").mkdir()
+    sys_path(site)
+    helped_module(tasks, "spaced.names")
+    index = index_of(tasks)
+    assert index.records[str(tasks / "helped.py")].installed == (str(site / "spaced"),)
+    assert chosen(tasks, index, "gsm8k") == ["gsm.py"]
+    (site / "spaced_names-1.0.dist-info").rename(site / "spaced_names-2.0.dist-info")
+    assert chosen(tasks, index, "gsm8k") == ["gsm.py", "helped.py"]
+
+
 def test_an_edited_helper_outside_the_project_folder_is_seen(
     tasks: Path, tmp_path_factory: pytest.TempPathFactory, sys_path: Callable[[Path], None]
 ) -> None:

@@ -351,14 +351,11 @@ def reach_of(
         if place == "outside" and not imported:
             continue  # a file opened outside the project is not kept (see `Reach.outside`)
         done.add(path)
-        if place == "project":
-            reach.project.add(path)
-        elif place == "outside" and outside:
-            reach.outside.add(path)
-        else:
-            if place == "installed":
-                reach.installed.add(_installed_top(path) or path)
-            continue
+        if place == "installed":
+            reach.installed.add(_installed_top(path) or path)
+        if place in ("installed", "other") or (place == "outside" and not outside):
+            continue  # not followed
+        (reach.project if place == "project" else reach.outside).add(path)
         stack.extend((opened, False) for opened in _opened_by.get(path, ()))
         if path.endswith(".py"):
             stack.extend(

@@ -7,8 +7,8 @@ a key over everything that can change that table: the file's bytes, the bytes of
 files it read while it was imported (and the names in any folder it listed), the bytes of the
 code it imported from outside the project (a helper on `sys.path` from a sibling checkout, an
 editable install's sources), the installed packages it reached (each by its top-level file or
-folder, which an install or an upgrade rewrites), the installed lighteval version and the
-Python version.
+folder and by the versioned metadata folders beside it, see `Stamps`), the installed lighteval
+version and the Python version.
 A record whose key no longer matches is not used: that module is imported (and re-indexed).
 A name the index does not know, a module it has never seen, or any doubt means importing
 everything, so a lazy run never finds less than a full one. What is not keyed: environment
@@ -45,7 +45,7 @@ class ModuleRecord:
     project (absolute paths): part of its key, by their bytes."""
     installed: tuple[str, ...] = ()
     """The installed packages it reached (their top-level entries, see `inputs.Reach`): part
-    of its key, by their top-level file's identity (see `_installed_stamp`)."""
+    of its key, by their stamps (see `Stamps`)."""
 
 
 @dataclass
@@ -107,13 +107,12 @@ def module_key(
     inputs: Iterable[str],
     environment: str,
     installed: Iterable[str] = (),
-    stamps: dict[str, str | None] | None = None,
+    stamps: Stamps | None = None,
 ) -> str | None:
     """The key of a module file: its bytes, its import-time inputs' bytes, the installed
-    packages it reached, the environment; None when a file cannot be read (then the record
-    cannot be verified). `stamps` keeps the installed packages' stamps over one verification
-    of many records (lighteval's 173 modules reach the same few dozen packages)."""
-    stamps = {} if stamps is None else stamps
+    packages' stamps, the environment; None when a file cannot be read (then the record
+    cannot be verified). `stamps` is shared by one verification of many records."""
+    stamps = Stamps() if stamps is None else stamps
     digest = hashlib.sha256(environment.encode())
     for file in [str(path), *sorted(set(inputs) - {str(path)})]:
         try:
@@ -123,7 +122,7 @@ def module_key(
         digest.update(file.encode("utf-8", "surrogateescape") + b"\0")
         digest.update(hashlib.sha256(data).digest())
     for top in sorted(set(installed)):
-        stamp = stamps[top] if top in stamps else stamps.setdefault(top, _installed_stamp(top))
+        stamp = stamps.of(top)
         if stamp is None:
             return None
         digest.update(f"{top}\0{stamp}\0".encode("utf-8", "surrogateescape"))
@@ -137,17 +136,49 @@ def _file_bytes(file: str) -> bytes:
     return Path(file).read_bytes()
 
 
-def _installed_stamp(top: str) -> str | None:
-    """An installed package's identity: its `__init__.py` (or, for a module or a namespace
-    package, the entry itself) by inode, size and modification time. pip writes a package's
-    files anew when it installs or upgrades it, so any of the three changes; None when it is
-    gone."""
-    entry = os.path.join(top, "__init__.py")
-    try:
-        stat = os.stat(entry if os.path.isfile(entry) else top)
-    except OSError:
-        return None
-    return f"{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}"
+class Stamps:
+    """Installed packages' stamps, each worked out once for one verification of many records
+    (lighteval's modules reach the same few dozen packages, in one or two site folders).
+
+    A package's stamp is its top-level entry (its `__init__.py`; for a module or a namespace
+    package, the entry itself) by inode, size and modification time, and the names of the
+    distribution metadata folders beside it (`*.dist-info`, `*.egg-info`), which carry each
+    installed distribution's version. pip writes a package's files anew when it installs it;
+    an installer that keeps files' times, or an upgrade that rewrites only a namespace
+    package's subpackages, still renames a metadata folder. None when the entry is gone.
+    """
+
+    def __init__(self) -> None:
+        self._tops: dict[str, str | None] = {}
+        self._sites: dict[str, str] = {}
+
+    def of(self, top: str) -> str | None:
+        """The stamp of an installed top-level entry."""
+        if top not in self._tops:
+            self._tops[top] = self._stamp(top)
+        return self._tops[top]
+
+    def _stamp(self, top: str) -> str | None:
+        entry = os.path.join(top, "__init__.py")
+        try:
+            stat = os.stat(entry if os.path.isfile(entry) else top)
+        except OSError:
+            return None
+        site = self._distributions(os.path.dirname(top))
+        return f"{stat.st_ino}:{stat.st_size}:{stat.st_mtime_ns}:{site}"
+
+    def _distributions(self, site: str) -> str:
+        """A digest of the distribution metadata folders' names in a site folder."""
+        if site not in self._sites:
+            try:
+                names = sorted(
+                    name for name in os.listdir(site) if name.endswith((".dist-info", ".egg-info"))
+                )
+            except OSError:
+                names = []
+            listed = "\0".join(names).encode("utf-8", "surrogateescape")
+            self._sites[site] = hashlib.sha256(listed).hexdigest()[:16]
+        return self._sites[site]
 
 
 def _listing(folder: str) -> bytes:
@@ -192,7 +223,7 @@ def select_modules(
     other module to import, means importing everything."""
     imported: list[Path] = []
     known: dict[str, list[Path]] = {}
-    stamps: dict[str, str | None] = {}
+    stamps = Stamps()
     for path in candidates:
         record = index.records.get(str(path))
         key = (
