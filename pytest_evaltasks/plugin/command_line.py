@@ -189,7 +189,7 @@ def add_options(parser: pytest.Parser) -> None:
 
 NODE_PREFIX = "evaltasks::"
 LINT_MODES = ("warn", "error", "off")
-"""`--evaltasks-lint`; the first is the default (as for every mode option, see `_mode`)."""
+"""`--evaltasks-lint`; the first is the default (as for every mode option, see `options._mode`)."""
 LOOKAHEAD_MODES = ("auto", "off")
 """`--evaltasks-lookahead` (see `lookahead`); the first is the default."""
 
