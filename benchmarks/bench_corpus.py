@@ -10,13 +10,19 @@ For each size (tasks of 10 docs each, 625 per generated module), in a fresh fold
   look-ahead process and without it, alternating;
 * **docs' own cost**: a script that imports the modules and builds every task's docs with the
   engine, nothing else (no pytest, no snapshot), to subtract: what the plugin costs per task
-  above the work the docs themselves need.
+  above the work the docs themselves need;
+* **pytest's own cost**: a pytest session of as many trivial items (a collector of items named
+  as ours, each passing at once), and **the task tables' own**: importing the task modules
+  alone. pytest keeps every item and its reports until the session ends, and the task modules
+  keep every config, so neither grows flat; what the plugin adds per task above the two is the
+  figure that must stay flat.
 
 Printed per size: wall time, CPU time (user + system, workers included) and peak memory (the
 largest process: a worker under `-n 2`) of each command, the `-n 2` / serial ratio (compare
 runs alternate, serial then `-n 2`, `--runs` pairs), the cost per task above the docs' own,
-and the snapshot folder's files and bytes; then the peaks by size. Peak memory must stay flat
-as tasks are added; `-n 2` should beat serial at the large sizes. On a machine shared with
+and the snapshot folder's files and bytes; then the peaks by size, and the memory per task
+between the smallest and the largest size: the compare run's, pytest's own, the tables', and
+what the plugin adds above pytest's and the tables'. On a machine shared with
 other work, CPU time is the steadier figure of a command's own cost.
 
 Usage: `python benchmarks/bench_corpus.py [--sizes 2000,10000,50000] [--runs 1] [--keep DIR]`
@@ -27,13 +33,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_registry import MODULE
+from bench_registry import BARE_IMPORT, MODULE
 from processes import Pair, Run, interleaved, timed_run
 
 PER_MODULE = 625
@@ -48,6 +55,36 @@ for request in registry.resolve("all"):
     total += len(registry.make_task(request).build().docs)
 print(total)
 """
+
+PYTEST_ALONE = """\
+import os
+
+import pytest
+
+
+class Trivial(pytest.Item):
+    def runtest(self):
+        pass
+
+    def reportinfo(self):
+        return self.path, 0, self.name
+
+
+class Trivials(pytest.Collector):
+    def collect(self):
+        per_module, count = int(os.environ["PER_MODULE"]), int(os.environ["ITEMS"])
+        return [
+            Trivial.from_parent(self, name=f"family{i // per_module:03d}:{i % per_module}|0")
+            for i in range(count)
+        ]
+
+
+def pytest_collect_file(file_path, parent):
+    if file_path.name == "conftest.py":
+        return Trivials.from_parent(parent, path=file_path, name="evaltasks")
+"""
+"""pytest's own cost for as many items as a run has tasks: a conftest that collects that many
+trivial items, named as the plugin names them."""
 
 
 def write_project(root: Path, tasks: int) -> Path:
@@ -65,7 +102,29 @@ def write_project(root: Path, tasks: int) -> Path:
         (folder / f"family{number:03d}.py").write_text(text, encoding="utf-8")
     (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (root / "docs_only.py").write_text(DOCS_ONLY, encoding="utf-8")
+    (root / "tables_only.py").write_text(BARE_IMPORT, encoding="utf-8")
+    alone = root / "pytest-alone"
+    alone.mkdir(exist_ok=True)
+    (alone / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (alone / "conftest.py").write_text(PYTEST_ALONE, encoding="utf-8")
     return folder
+
+
+def pytest_alone(root: Path, tasks: int, runs: int) -> list[Run]:
+    """`runs` pytest sessions of `tasks` trivial items (see `PYTEST_ALONE`)."""
+    folder = root / "pytest-alone"
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+               "-p", "no:hypothesispytest", "-p", "no:anyio", "conftest.py"]  # fmt: skip
+    env = {**os.environ, "ITEMS": str(tasks), "PER_MODULE": str(PER_MODULE)}
+    done = [timed_run(command, folder, env) for _ in range(runs)]
+    check(done, command, folder)
+    return done
+
+
+def per_task(figures: list[tuple[int, float]]) -> float:
+    """KB per task between the smallest and the largest size (figures: size, MB)."""
+    (small, low), (large, high) = figures[0], figures[-1]
+    return (high - low) * 1024 / (large - small)
 
 
 def pytest(*args: str) -> list[str]:
@@ -119,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     base = args.keep or Path(tempfile.mkdtemp(prefix="evaltasks-corpus-"))
     print(f"{sys.executable}; tasks of {DOCS} docs, {PER_MODULE} per module; folder {base}")
     peaks: list[tuple[int, float, float]] = []
+    own: list[tuple[int, float]] = []
+    """pytest's own peak for as many trivial items, by size."""
+    tables: list[tuple[int, float]] = []
+    """Importing the task modules alone, by size."""
     for size in (int(part) for part in args.sizes.split(",")):
         root = base / f"tasks-{size}"
         tasks = write_project(root, size)
@@ -126,6 +189,11 @@ def main(argv: list[str] | None = None) -> int:
         snapshots = tasks / "__snapshots__"
         docs_only = timed([sys.executable, str(root / "docs_only.py"), str(tasks), str(data)],
                           root, args.runs)  # fmt: skip
+        tables_only = timed([sys.executable, str(root / "tables_only.py"), str(tasks)], root,
+                            args.runs)  # fmt: skip
+        trivial = pytest_alone(root, size, args.runs)
+        own.append((size, peak(trivial)))
+        tables.append((size, peak(tables_only)))
         if snapshots.is_dir():
             for path in snapshots.iterdir():
                 path.unlink()
@@ -161,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         peaks.append((size, peak(compare), peak(compare_n2)))
         print(f"\n{size} tasks ({size * DOCS} docs), {-(-size // PER_MODULE)} modules")
         print(line("docs alone (no pytest):", docs_only))
+        print(line("task tables alone:", tables_only, "  (importing the task modules)"))
+        print(line("pytest alone:", trivial, f"  ({size} trivial items)"))
         print(line("compare, serial:", compare, f"  (/ look-ahead off: {ahead:.2f}x)"))
         print(line("compare, look-ahead off:", compare_alone))
         pairs = f"  (-n 2 / serial wall, median of {args.runs} pairs: {ratio:.2f}x)"
@@ -178,6 +248,14 @@ def main(argv: list[str] | None = None) -> int:
         for size, serial_peak, n2_peak in peaks:
             print(f"  {size:>7} tasks: serial {serial_peak:5.0f} MB, -n 2 {n2_peak:5.0f} MB "
                   f"(largest process)")  # fmt: skip
+        ours = per_task([(size, serial) for size, serial, _ in peaks])
+        pytest_own, table_own = per_task(own), per_task(tables)
+        above = ours - pytest_own - table_own
+        print(
+            f"per task, {peaks[0][0]} to {peaks[-1][0]} tasks: compare run {ours:.2f} KB, "
+            f"pytest's own for a trivial item {pytest_own:.2f} KB, the task tables' "
+            f"{table_own:.2f} KB; the plugin's above both {above:.2f} KB"
+        )
     return 0
 
 

@@ -259,7 +259,10 @@ def pytest_configure(config: pytest.Config) -> None:
         base=base,
         left_out=left_out,
     )
-    config.stash[RESULTS_KEY] = []
+    from .summary import Collected
+
+    every = options.report is not None or options.results is not None or options.details
+    config.stash[RESULTS_KEY] = Collected(keep=every and not hasattr(config, "workerinput"))
     config.pluginmanager.register(_ResultCollector(config), "evaltasks-results")
     if options.export is not None:  # registered only when asked for: other runs pay nothing
         from .export import EXPORT_PLUGIN, Exporter
@@ -549,7 +552,8 @@ def _snapshot_labels(config: pytest.Config, options: Options) -> dict[Path, str 
     from ..snapshot.storage import recorded_labels
 
     labels = recorded_labels(folder)
-    config.stash[LABELS_KEY] = [(path.name, label) for path, label in labels.items()]
+    if getattr(config.option, "dist", "no") != "no":  # kept only for an xdist controller
+        config.stash[LABELS_KEY] = [(path.name, label) for path, label in labels.items()]
     return labels
 
 
@@ -718,7 +722,7 @@ class _ResultCollector:
         for key, value in report.user_properties:
             if key == RESULT_KEY and isinstance(value, str):
                 result = ItemResult.from_json(value)
-                self.config.stash[RESULTS_KEY].append((result, report.outcome))
+                self.config.stash[RESULTS_KEY].add(result, report.outcome)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -745,7 +749,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from .report import publish, selection_of, show_problems
     from .summary import RunSummary
 
-    collected = config.stash.get(RESULTS_KEY, [])
+    collected = config.stash[RESULTS_KEY].kept
     selection = selection_of(context)
     if context.options.report is not None:
         summary = RunSummary([result for result, _ in collected])
@@ -839,17 +843,18 @@ def pytest_terminal_summary(
     from .summary import RunSummary
 
     context = config.stash[CONTEXT_KEY]
-    summary = RunSummary([result for result, _ in config.stash.get(RESULTS_KEY, [])])
+    collected = config.stash[RESULTS_KEY]
+    tally = collected.tally
     broken = _broken_outside_run(context)
     changes = context.changes
     nothing = changes is not None and context.plan.size == 0
     exported = _export_lines(config) + _results_lines(config)
-    if not summary.results and not broken and not nothing and not exported:
+    if not tally.items and not broken and not nothing and not exported:
         return
     terminalreporter.section("evaltasks")
     if changes is not None and nothing:
         terminalreporter.line(changes.describe(), green=True)
-    for line, colour in summary.lines():
+    for line, colour in tally.lines():
         terminalreporter.line(line, **({colour: True} if colour else {}))
     for line in broken:
         terminalreporter.line(line, yellow=True)
@@ -865,8 +870,8 @@ def pytest_terminal_summary(
     ahead = config.stash.get(LOOKAHEAD_KEY, None)
     if ahead is not None and config.get_verbosity() > 0:
         terminalreporter.line(ahead.line())
-    if context.options.details and summary.results:  # syrupy's --snapshot-details
-        for line in summary.detail_lines():
+    if context.options.details and collected.kept:  # syrupy's --snapshot-details
+        for line in RunSummary([result for result, _ in collected.kept]).detail_lines():
             terminalreporter.line(line)
     for line, colour in exported:
         terminalreporter.line(line, **({colour: True} if colour else {}))

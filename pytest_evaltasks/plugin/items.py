@@ -127,8 +127,8 @@ class EvalTasksCollector(pytest.Collector):
         wanted = set(context.options.node_ids)
         if wanted:
             items = [item for item in items if item.name in wanted]
+        self.add_marker("evaltask")  # once: every item below has it (`-m evaltask`)
         for item in items:
-            item.add_marker("evaltask")
             item.extra_keyword_matches.add(item.name.replace("|", "/"))
         return items
 

@@ -13,11 +13,11 @@ import pytest
 if TYPE_CHECKING:
     from .context import RunContext
     from .lookahead import Lookahead
-    from .summary import ItemResult
+    from .summary import Collected
 
 
 CONTEXT_KEY: pytest.StashKey[RunContext] = pytest.StashKey()
-RESULTS_KEY: pytest.StashKey[list[tuple[ItemResult, str]]] = pytest.StashKey()
-"""Each finished item's result and pytest outcome, as the reports arrive."""
+RESULTS_KEY: pytest.StashKey[Collected] = pytest.StashKey()
+"""The finished items' results, as the reports arrive."""
 LOOKAHEAD_KEY: pytest.StashKey[Lookahead] = pytest.StashKey()
 """The run's look-ahead process, while it runs (see `lookahead`)."""

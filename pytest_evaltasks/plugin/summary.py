@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 
 from ..snapshot.gate import Outcome
@@ -75,6 +76,96 @@ class ItemResult:
 _FIELDS = tuple(field.name for field in fields(ItemResult))
 
 
+@dataclass(slots=True)
+class Tally:
+    """What the summary lines count, added up one result at a time: a run that keeps no
+    result (no report, no results file, no `--snapshot-details`) holds these few numbers, not
+    one result per item, however many items it has."""
+
+    items: int = 0
+    tasks: int = 0
+    docs: int = 0
+    partial: int = 0
+    """Tasks checked against part of their recorded docs (`--evaltasks-max-samples`)."""
+    checked: int = 0
+    recorded: int = 0
+    outcomes: Counter[Outcome] = field(default_factory=Counter)
+    written: int = 0
+    deleted: int = 0
+    bumps: list[str] = field(default_factory=list)
+    """The labels of the tasks that need a version bump."""
+
+    @classmethod
+    def of(cls, results: Iterable[ItemResult]) -> Tally:
+        """The tally of `results`."""
+        tally = cls()
+        for result in results:
+            tally.add(result)
+        return tally
+
+    def add(self, result: ItemResult) -> None:
+        """Count one item's result."""
+        self.items += 1
+        if result.kind == "task":
+            self.tasks += 1
+            self.docs += result.docs
+            if result.recorded_docs:
+                self.partial += 1
+                self.checked += result.checked
+                self.recorded += result.recorded_docs
+        self.outcomes[result.outcome] += 1
+        self.written += result.written
+        self.deleted += result.deleted
+        if result.needs_bump:
+            self.bumps.append(result.label)
+
+    def lines(self) -> list[tuple[str, str | None]]:
+        """The summary as (line, colour) pairs."""
+        lines: list[tuple[str, str | None]] = [
+            (f"{count(self.tasks, 'task')} checked, {count(self.docs, 'doc')} rendered", None)
+        ]
+        if self.partial:
+            lines.append(
+                (
+                    f"partial run: {self.checked} of {self.recorded} recorded docs checked "
+                    f"against their hashes in {count(self.partial, 'task')} "
+                    f"(--evaltasks-max-samples)",
+                    None,
+                )
+            )
+        counts = self.outcomes
+        buckets = ", ".join(f"{counts[o]} {o.value}" for o in Outcome if counts[o])
+        if buckets:
+            lines.append((f"outcomes: {buckets}", None))
+        if self.deleted:
+            lines.append((f"snapshots: {self.written} written, {self.deleted} deleted", None))
+        elif self.written:
+            lines.append((f"snapshots: {self.written} written", None))
+        bumps = sorted(self.bumps)
+        if bumps:
+            verb = "needs" if len(bumps) == 1 else "need"
+            lines.append((f"{count(len(bumps), 'task')} {verb} a version bump:", "red"))
+            lines += [(f"  {label}", None) for label in bumps]
+        return lines
+
+
+@dataclass(slots=True)
+class Collected:
+    """A run's results as their reports arrive: always the tally; each result with its pytest
+    outcome only when the run needs them all (the Markdown report, a results file,
+    `--snapshot-details`). A corpus-sized run that asks for none keeps no result per item."""
+
+    keep: bool
+    tally: Tally = field(default_factory=Tally)
+    kept: list[tuple[ItemResult, str]] = field(default_factory=list)
+
+    def add(self, result: ItemResult, outcome: str) -> None:
+        """Count an item's result, and keep it when the run needs every result."""
+        self.tally.add(result)
+        if self.keep:
+            self.kept.append((result, outcome))
+
+
 @dataclass(frozen=True)
 class RunSummary:
     """Counts over every item's result; each item in exactly one outcome bucket."""
@@ -83,39 +174,7 @@ class RunSummary:
 
     def lines(self) -> list[tuple[str, str | None]]:
         """The summary as (line, colour) pairs."""
-        results = self.results
-        tasks = [r for r in results if r.kind == "task"]
-        docs = sum(r.docs for r in tasks)
-        lines: list[tuple[str, str | None]] = [
-            (f"{count(len(tasks), 'task')} checked, {count(docs, 'doc')} rendered", None)
-        ]
-        partial = [r for r in tasks if r.recorded_docs]
-        if partial:
-            checked = sum(r.checked for r in partial)
-            recorded = sum(r.recorded_docs for r in partial)
-            lines.append(
-                (
-                    f"partial run: {checked} of {recorded} recorded docs checked against their "
-                    f"hashes in {count(len(partial), 'task')} (--evaltasks-max-samples)",
-                    None,
-                )
-            )
-        counts = Counter(r.outcome for r in results)
-        buckets = ", ".join(f"{counts[o]} {o.value}" for o in Outcome if counts[o])
-        if buckets:
-            lines.append((f"outcomes: {buckets}", None))
-        written = sum(r.written for r in results)
-        deleted = sum(r.deleted for r in results)
-        if deleted:
-            lines.append((f"snapshots: {written} written, {deleted} deleted", None))
-        elif written:
-            lines.append((f"snapshots: {written} written", None))
-        bumps = sorted(r.label for r in results if r.needs_bump)
-        if bumps:
-            verb = "needs" if len(bumps) == 1 else "need"
-            lines.append((f"{count(len(bumps), 'task')} {verb} a version bump:", "red"))
-            lines += [(f"  {label}", None) for label in bumps]
-        return lines
+        return Tally.of(self.results).lines()
 
     def detail_lines(self) -> list[str]:
         """`--snapshot-details`: every item's outcome and snapshot file, one line each (what

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING
 
 import pytest
+
+from pytest_evaltasks.plugin.summary import Collected, ItemResult, RunSummary
+from pytest_evaltasks.snapshot.gate import Outcome
 
 if TYPE_CHECKING:
     from conftest import EvalProject
@@ -78,3 +82,84 @@ def test_an_item_that_errors_counts_as_an_error(project: EvalProject) -> None:
     result = project.run("--evaltasks", "mytask:sub")
     result.assert_outcomes(failed=1)
     assert _summary(result) == ["1 task checked, 0 docs rendered", "outcomes: 1 error"]
+
+
+KEPT_PROBE = """\
+import json
+
+import pytest
+
+from pytest_evaltasks.plugin.state import RESULTS_KEY
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    collected = config.stash.get(RESULTS_KEY, None)
+    if collected is not None:
+        with open("kept.json", "w") as out:
+            json.dump([collected.tally.items, len(collected.kept)], out)
+"""
+
+
+@pytest.mark.parametrize(
+    ("options", "kept"),
+    [
+        ((), 0),
+        (("--evaltasks-report=report.md",), 2),
+        (("--evaltasks-results=results.json",), 2),
+        (("--snapshot-details",), 2),
+    ],
+)
+def test_a_run_keeps_every_result_only_when_it_reports_every_item(
+    project: EvalProject, options: tuple[str, ...], kept: int
+) -> None:
+    """A corpus-sized run holds its summary's counts, not a result per item, unless a report,
+    a results file or `--snapshot-details` lists every item; the counts are the same."""
+    project.run("--evaltasks", "mytask", "--snapshot-update").assert_outcomes(passed=2)
+    (project.root / "conftest.py").write_text(KEPT_PROBE, encoding="utf-8")
+    project.write_tasks(edited=(1,))
+    result = project.run("--evaltasks", "mytask", *options)
+    result.assert_outcomes(failed=2)
+    assert json.loads((project.root / "kept.json").read_text(encoding="utf-8")) == [2, kept]
+    assert _summary(result)[:5] == [
+        "2 tasks checked, 12 docs rendered",
+        "outcomes: 2 changed without a version bump",
+        "2 tasks need a version bump:",
+        "  mytask:other|0",
+        "  mytask:sub|0",
+    ]
+
+
+def _result(label: str, **fields: object) -> ItemResult:
+    return ItemResult(label=label, **fields)  # type: ignore[arg-type]
+
+
+def test_a_tally_counts_as_the_results_it_was_given_one_at_a_time() -> None:
+    """Whatever order the reports arrive in, the summary lines are those of the whole list."""
+    results = [
+        _result("a|0", outcome=Outcome.UNCHANGED, docs=4, snapshot="a_0.txt"),
+        _result("b|0", outcome=Outcome.UNVERSIONED, docs=2, changed_docs=1),
+        _result("c|0", outcome=Outcome.UNVERSIONED, docs=2, written=True),
+        _result("d|0", outcome=Outcome.NEW, docs=3, written=True),
+        _result("e|0", outcome=Outcome.UNCHANGED, docs=5, checked=2, recorded_docs=7),
+        _result("tasks/x.py", kind="module"),
+        _result("old_0.txt", kind="orphan", outcome=Outcome.ORPHAN, deleted=True),
+    ]
+    expected = [
+        ("5 tasks checked, 16 docs rendered", None),
+        ("partial run: 2 of 7 recorded docs checked against their hashes in 1 task "
+         "(--evaltasks-max-samples)", None),
+        ("outcomes: 2 unchanged, 2 changed without a version bump, 1 new, 1 orphan, 1 error",
+         None),
+        ("snapshots: 2 written, 1 deleted", None),
+        ("1 task needs a version bump:", "red"),
+        ("  b|0", None),
+    ]  # fmt: skip
+    for order in (results, results[::-1], results[3:] + results[:3]):
+        collected = Collected(keep=False)
+        for result in order:
+            collected.add(result, "passed")
+        assert collected.kept == []
+        assert collected.tally.items == len(results)
+        assert collected.tally.lines() == expected
+        assert RunSummary(order).lines() == expected
