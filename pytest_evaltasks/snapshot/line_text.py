@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 VISIBLE_SPACE = "\u2420"
@@ -135,7 +134,13 @@ def unquote_lines(lines: list[str]) -> str:
     return "\n".join(texts)
 
 
-def file_json(value: Any, default: Callable[[Any], Any] | None = None) -> str:
+_FILE_JSON = json.JSONEncoder(ensure_ascii=False)
+"""The encoder `json.dumps(value, ensure_ascii=False)` makes, made once: `json.dumps` makes a
+new one for every call given an argument, and a snapshot's header and docs shown take a few
+dozen values per task."""
+
+
+def file_json(value: Any) -> str:
     """json.dumps(value, ensure_ascii=False) with the characters that cannot sit raw in a
     snapshot line written as JSON \\uXXXX escapes (surrogates, U+0085, U+2028, U+2029, \\x7f,
     and any other `str.splitlines` break); json.loads of the result gives the value back.
@@ -144,9 +149,8 @@ def file_json(value: Any, default: Callable[[Any], Any] | None = None) -> str:
     same character. One value JSON cannot hold: a lone high surrogate directly followed by a
     lone low surrogate is read back by any JSON reader as the one character the pair encodes
     (the written text still differs from that character's, so a snapshot tells them apart).
-    `default` is passed to `json.dumps`.
     """
-    text = json.dumps(value, ensure_ascii=False, default=default)
+    text = _FILE_JSON.encode(value)
     if _NOT_RAW_IN_JSON.search(text) is None:
         return text  # the usual case: nothing to escape
     return _NOT_RAW_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
