@@ -714,15 +714,20 @@ class _ResultCollector:
         self.config = config
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Record an item's result from its call-phase report."""
+        """Record an item's result with its call-phase report: the result the item finished
+        in this process, or, for an xdist worker's report, the one its JSON carries."""
         if report.when != "call":
+            return
+        collected = self.config.stash[RESULTS_KEY]
+        result = collected.finished.pop(report.nodeid, None)
+        if result is not None:
+            collected.add(result, report.outcome)
             return
         from .summary import RESULT_KEY, ItemResult
 
         for key, value in report.user_properties:
             if key == RESULT_KEY and isinstance(value, str):
-                result = ItemResult.from_json(value)
-                self.config.stash[RESULTS_KEY].add(result, report.outcome)
+                collected.add(ItemResult.from_json(value), report.outcome)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

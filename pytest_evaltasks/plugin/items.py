@@ -31,7 +31,7 @@ from .context import RunContext
 from .lookahead import Checked
 from .plan import Orphan
 from .renderings import MODULE_VARIABLE, allowed, item_name
-from .state import CONTEXT_KEY, LOOKAHEAD_KEY
+from .state import CONTEXT_KEY, LOOKAHEAD_KEY, RESULTS_KEY
 from .summary import RESULT_KEY, ItemResult
 
 if TYPE_CHECKING:
@@ -151,10 +151,13 @@ class CheckItem(pytest.Item):
         return ItemResult(label=self.name, kind=kind)
 
     def _finish(self, result: ItemResult) -> None:
-        """Attach the result to the report, as JSON. The result is never kept on the item: a
-        corpus-sized run keeps every item until the session ends, and an attribute added after
-        construction also costs each item a dict of its own."""
+        """Attach the result to the report, as JSON (what an xdist worker sends its controller,
+        and JUnit XML records), and hand the result itself to this process's collector, which
+        takes it with the call's report. The result is never kept on the item: a corpus-sized
+        run keeps every item until the session ends, and an attribute added after construction
+        also costs each item a dict of its own."""
         self.user_properties.append((RESULT_KEY, result.to_json()))
+        self.config.stash[RESULTS_KEY].finished[self.nodeid] = result
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None

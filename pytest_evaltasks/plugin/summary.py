@@ -1,8 +1,8 @@
 """Per-item results and the run summary: typed, and serialisable across xdist workers.
 
 Each item attaches one `ItemResult` to its report as JSON (`user_properties`, which xdist sends
-to the controller and JUnit XML records). The terminal summary and the Markdown report are built
-from those results alone.
+to the controller and JUnit XML records), and hands the result itself to its own process's
+collector. The terminal summary and the Markdown report are built from those results alone.
 """
 
 from __future__ import annotations
@@ -158,6 +158,9 @@ class Collected:
     keep: bool
     tally: Tally = field(default_factory=Tally)
     kept: list[tuple[ItemResult, str]] = field(default_factory=list)
+    finished: dict[str, ItemResult] = field(default_factory=dict)
+    """Results this process's items finished, by node id, until their call-phase report takes
+    them (passed on as they are: the JSON on the report is for other processes and files)."""
 
     def add(self, result: ItemResult, outcome: str) -> None:
         """Count an item's result, and keep it when the run needs every result."""
