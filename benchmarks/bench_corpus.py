@@ -112,13 +112,8 @@ def write_project(root: Path, tasks: int) -> Path:
 
 def pytest_alone(root: Path, tasks: int, runs: int) -> list[Run]:
     """`runs` pytest sessions of `tasks` trivial items (see `PYTEST_ALONE`)."""
-    folder = root / "pytest-alone"
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-               "-p", "no:hypothesispytest", "-p", "no:anyio", "conftest.py"]  # fmt: skip
     env = {**os.environ, "ITEMS": str(tasks), "PER_MODULE": str(PER_MODULE)}
-    done = [timed_run(command, folder, env) for _ in range(runs)]
-    check(done, command, folder)
-    return done
+    return timed(bare_pytest("conftest.py"), root / "pytest-alone", runs, env)
 
 
 def per_task(figures: list[tuple[int, float]]) -> float:
@@ -127,15 +122,22 @@ def per_task(figures: list[tuple[int, float]]) -> float:
     return (high - low) * 1024 / (large - small)
 
 
-def pytest(*args: str) -> list[str]:
+def bare_pytest(*args: str) -> list[str]:
     """A pytest command in this interpreter (the plugins unrelated to ours left out)."""
     return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-            "-p", "no:hypothesispytest", "-p", "no:anyio", "--evaltasks", "all", *args]  # fmt: skip
+            "-p", "no:hypothesispytest", "-p", "no:anyio", *args]  # fmt: skip
 
 
-def timed(command: list[str], cwd: Path, runs: int) -> list[Run]:
+def pytest(*args: str) -> list[str]:
+    """`pytest --evaltasks all` in this interpreter, as `bare_pytest`."""
+    return bare_pytest("--evaltasks", "all", *args)
+
+
+def timed(
+    command: list[str], cwd: Path, runs: int, env: dict[str, str] | None = None
+) -> list[Run]:
     """`runs` runs of a command; a failing one stops the benchmark."""
-    done = [timed_run(command, cwd) for _ in range(runs)]
+    done = [timed_run(command, cwd, env) for _ in range(runs)]
     check(done, command, cwd)
     return done
 

@@ -752,18 +752,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if context.options.report is None and context.options.results is None:
         return
     from .report import publish, selection_of, show_problems
-    from .summary import RunSummary
 
-    collected = config.stash[RESULTS_KEY].kept
+    collected = config.stash[RESULTS_KEY]
     selection = selection_of(context)
     if context.options.report is not None:
-        summary = RunSummary([result for result, _ in collected])
-        outcomes = {result.label: outcome for result, outcome in collected}
-        problems = publish(context.options.report, summary, outcomes, selection)
+        outcomes = {result.label: outcome for result, outcome in collected.kept}
+        problems = publish(context.options.report, collected.summary(), outcomes, selection)
         if problems:  # checked before the run, so rare: said in the terminal, the exit code kept
             show_problems(config, problems)
     if context.options.results is not None:
-        _write_results(session, context.options.results, selection, collected)
+        _write_results(session, context.options.results, selection, collected.kept)
 
 
 def _empty_shard(config: pytest.Config, context: RunContext) -> bool:
@@ -845,8 +843,6 @@ def pytest_terminal_summary(
                 yellow=True,
             )
         return
-    from .summary import RunSummary
-
     context = config.stash[CONTEXT_KEY]
     collected = config.stash[RESULTS_KEY]
     tally = collected.tally
@@ -876,7 +872,7 @@ def pytest_terminal_summary(
     if ahead is not None and config.get_verbosity() > 0:
         terminalreporter.line(ahead.line())
     if context.options.details and collected.kept:  # syrupy's --snapshot-details
-        for line in RunSummary([result for result, _ in collected.kept]).detail_lines():
+        for line in collected.summary().detail_lines():
             terminalreporter.line(line)
     for line, colour in exported:
         terminalreporter.line(line, **({colour: True} if colour else {}))

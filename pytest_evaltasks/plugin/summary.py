@@ -168,6 +168,10 @@ class Collected:
         if self.keep:
             self.kept.append((result, outcome))
 
+    def summary(self) -> RunSummary:
+        """The kept results as a summary (the report's and `--snapshot-details`' input)."""
+        return RunSummary([result for result, _ in self.kept])
+
 
 @dataclass(frozen=True)
 class RunSummary:
