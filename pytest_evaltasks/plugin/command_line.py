@@ -7,6 +7,9 @@ options exist. `options` turns the values into one settings object when the plug
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 
 
@@ -192,6 +195,22 @@ LINT_MODES = ("warn", "error", "off")
 """`--evaltasks-lint`; the first is the default (as for every mode option, see `options._mode`)."""
 LOOKAHEAD_MODES = ("auto", "off")
 """`--evaltasks-lookahead` (see `lookahead`); the first is the default."""
+
+
+def asks_for_tasks(option: Any, args: Sequence[str]) -> bool:
+    """Whether a pytest start asks for evaluation tasks: a run over them (`--evaltasks`,
+    `--evaltasks-changed`, an `evaltasks::` node id) or a command that reads them (list, show,
+    save data). Only then does the plugin do anything beyond registering its options."""
+    return any(
+        getattr(option, name, None) is not None
+        for name in (
+            "evaltasks",
+            "evaltasks_changed",
+            "evaltasks_list",
+            "evaltasks_show",
+            "evaltasks_save_data",
+        )
+    ) or any(str(arg).startswith(NODE_PREFIX) for arg in args)
 
 
 def take_node_ids(config: pytest.Config) -> list[str]:

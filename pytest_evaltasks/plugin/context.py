@@ -1,15 +1,24 @@
-"""The run's shared state: what `pytest_configure` works out once and every item reads.
+"""The run's shared state, `RunContext`: what a session that asks for tasks works out once,
+before collection, and every item reads.
 
-Made only in a session that asks for evaluation tasks; `state` holds the stash keys it is kept
-under, which every session reads.
+`start_context` makes it from the options: the registry, the plan (narrowed by node ids, by
+`--evaltasks-local-only` and by `--evaltasks-changed`, widened by `--evaltasks-base`), the
+renderings, the base record and the fresh-process builder. Every mistake found here is a usage
+error (exit code 4).
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import pytest
+
+from ..errors import EvalTaskError
+from .startup import build_registry, plan_of, project_folder, renderings_of, wanted_names
 
 if TYPE_CHECKING:
     from ..engine.registry import Registry
@@ -23,7 +32,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RunContext:
-    """Session-wide state the items share (kept in `config.stash`)."""
+    """Session-wide state the items share."""
 
     options: Options
     registry: Registry
@@ -39,6 +48,9 @@ class RunContext:
     """The snapshot folder at `--evaltasks-base`, when given."""
     left_out: list[str] = field(default_factory=list)
     """`--evaltasks-local-only`: the labels of the tasks left out (their data is not local)."""
+    labels: list[tuple[str, str | None]] | None = None
+    """Under `all`, on an xdist controller: the snapshot folder's files (by name) and the
+    labels they record, as this process read them, for its workers."""
     _extra_renderings: dict[str, Rendering] = field(default_factory=dict)
 
     @functools.cached_property
@@ -49,6 +61,11 @@ class RunContext:
             return folder.resolve().relative_to(self.root.resolve()).as_posix()
         except ValueError:
             return folder.as_posix()
+
+    @property
+    def nothing_changed(self) -> bool:
+        """A changed-only run whose change touches no task: a success with no items."""
+        return self.changes is not None and self.plan.size == 0
 
     def rendering(self, key: str) -> Rendering:
         """A rendering by key: one of the run's, or one a recorded snapshot names (checked
@@ -64,3 +81,208 @@ class RunContext:
             loaded = resolve([key], base, self.root, self.root, self.options.tokens)
             self._extra_renderings[key] = loaded[0]
         return self._extra_renderings[key]
+
+
+LABELS_INPUT = "evaltasks_snapshot_labels"
+"""The xdist `workerinput` entry that carries the controller's snapshot labels."""
+
+
+def start_context(config: pytest.Config, options: Options) -> RunContext:
+    """Everything the run's items share, worked out once; a mistake is a usage error."""
+    _check_destinations(options)
+    registry = build_registry(options, config, wanted_names(options))
+    labels = _snapshot_labels(config, options)
+    try:
+        plan = plan_of(registry, options, labels)
+    except pytest.UsageError:
+        if not registry.partial:
+            raise
+        registry = build_registry(options, config)  # every module: the full error message
+        plan = plan_of(registry, options, labels)
+    renderings = renderings_of(options, config.rootpath, config.invocation_params.dir)
+    _check_node_ids(options, plan, renderings)
+    left_out: list[str] = []
+    if options.local_only:
+        plan, left_out = _local_only(plan, registry)
+    changes = None
+    if options.changed is not None:
+        plan, changes = _only_changed(plan, registry, options, config.rootpath, renderings)
+    base = _base_records(options)
+    if base is not None:
+        plan = _with_base_labels(plan, registry, options, base)
+    from ..snapshot.storage import remove_stale_temp_files
+
+    remove_stale_temp_files(options.snapshot_dir)
+    within = project_folder(config.rootpath)
+    controller = getattr(config.option, "dist", "no") != "no"  # kept only to hand them on
+    return RunContext(
+        options=options,
+        registry=registry,
+        plan=plan,
+        renderings=renderings,
+        root=config.rootpath,
+        within=within,
+        fresh=_fresh_builds(options, config.rootpath, within),
+        changes=changes,
+        base=base,
+        left_out=left_out,
+        labels=[(path.name, label) for path, label in labels.items()]
+        if controller and labels is not None
+        else None,
+    )
+
+
+def _check_destinations(options: Options) -> None:
+    """The files the run will write (report, export, results) must be writable: said before
+    the run, as a usage error, not as a traceback after it."""
+    if options.report is not None:
+        from .report import destination_problems
+
+        unwritable = destination_problems(options.report)
+        if unwritable:
+            raise pytest.UsageError("\n".join(unwritable))
+    if options.export is not None:
+        from .export import destination_problems as export_problems
+
+        unwritable = export_problems(options.export, options.report)
+        if unwritable:
+            raise pytest.UsageError("\n".join(unwritable))
+    if options.results is not None:
+        from .results import results_problems
+
+        others = {"--evaltasks-report": options.report, "--evaltasks-export": options.export}
+        unwritable = results_problems(options.results, others)
+        if unwritable:
+            raise pytest.UsageError("\n".join(unwritable))
+
+
+def _snapshot_labels(config: pytest.Config, options: Options) -> dict[Path, str | None] | None:
+    """Under `all`, the snapshot folder's files and the labels they record: an xdist worker's
+    are its controller's (one reading of the folder for the whole run: every worker plans, and
+    so collects, the same items, without reading a header of every file again); None when the
+    run does not need them."""
+    from ..engine.task_string import ALL_TASKS
+
+    if not any(spec.strip() == ALL_TASKS for spec in options.specs):
+        return None
+    folder = options.snapshot_dir
+    given = getattr(config, "workerinput", {}).get(LABELS_INPUT)
+    if given is not None:
+        return {folder / name: label for name, label in given}
+    from ..snapshot.storage import recorded_labels
+
+    return recorded_labels(folder)
+
+
+def _only_changed(
+    plan: RunPlan, registry: Registry, options: Options, root: Path, renderings: list[Rendering]
+) -> tuple[RunPlan, Changes]:
+    """The plan narrowed to the tasks a change since the revision can affect."""
+    from .changes import changed_files, select_changed
+
+    in_ci = os.environ.get("CI", "").lower() in ("true", "1", "yes")
+    try:
+        changed = changed_files(root, options.changed or "", in_ci)
+    except EvalTaskError as exc:
+        raise pytest.UsageError(f"--evaltasks-changed: {exc}") from None
+    templates = [Path(r.source) for r in renderings if r.source and Path(r.source).is_file()]
+    # a task string filters: what it does not name is neither checked nor said to have changed
+    planned = [n for n in dict.fromkeys(r.name for r in plan.requests) if n in registry.entries]
+    changes = select_changed(registry, changed, root, options.snapshot_dir, templates, planned)
+    requests = [request for request in plan.requests if request.name in changes.selected]
+    return replace(plan, requests=requests), changes
+
+
+def _local_only(plan: RunPlan, registry: Registry) -> tuple[RunPlan, list[str]]:
+    """`--evaltasks-local-only`: the plan without the tasks whose data is not in the local data
+    root, and their labels (said in the header and the summary: they are not checked)."""
+    local: dict[str, bool] = {}
+    for request in plan.requests:
+        if request.name not in local:
+            try:
+                local[request.name] = registry.has_local_data(request.name)
+            except EvalTaskError:
+                local[request.name] = True  # its error is the item's to report
+    kept = [request for request in plan.requests if local[request.name]]
+    left = [request.label for request in plan.requests if not local[request.name]]
+    return replace(plan, requests=kept), left
+
+
+def _check_node_ids(options: Options, plan: RunPlan, renderings: list[Rendering]) -> None:
+    """Node ids that narrow a task string must name its items: an empty run is a mistake."""
+    if not options.node_ids or not options.specs:
+        return
+    from ..errors import did_you_mean
+    from .renderings import item_name
+
+    names = [
+        item_name(request.label, key)
+        for request in plan.requests
+        for key in dict.fromkeys(
+            [*(r.key for r in renderings), *plan.recorded.get(request.key, [])]
+        )
+    ]
+    known = set(names)
+    missing = [node for node in options.node_ids if node not in known]
+    if missing:
+        lines = [f"--evaltasks {options.spec!r} has no item for node id(s):"]
+        lines += [f"  evaltasks::{node}{did_you_mean(node, names)}" for node in missing]
+        raise pytest.UsageError("\n".join(lines))
+
+
+def _base_records(options: Options) -> FilesAt | None:
+    """The snapshot folder at `--evaltasks-base`; an unknown or unfetched revision is a usage
+    error that says how to fetch it."""
+    if options.base is None:
+        return None
+    from .git import GitError, files_at, toplevel
+
+    try:
+        return files_at(toplevel(options.snapshot_dir), options.base, options.snapshot_dir)
+    except GitError as exc:
+        raise pytest.UsageError(f"--evaltasks-base: {exc}") from None
+
+
+def _with_base_labels(
+    plan: RunPlan, registry: Registry, options: Options, base: FilesAt
+) -> RunPlan:
+    """Under `all`, a task still registered whose snapshot exists at the base but not in the
+    working copy is checked at that shot count and rendering (deleting a snapshot must not
+    quietly stop its check), instead of at the 0 shots `all` checks a task without snapshots
+    at."""
+    from .plan import base_requests
+
+    if not any(spec.strip() == "all" for spec in options.specs):
+        return plan
+    extra = base_requests(registry, base.files, options.snapshot_dir)
+    if not extra:
+        return plan
+    restored = {request.name for request, _ in extra}
+    recorded = {key: list(keys) for key, keys in plan.recorded.items()}
+    requests = [
+        request
+        for request in plan.requests
+        if request.name not in restored or request.key in recorded
+    ]
+    for request, rendering in extra:
+        keys = recorded.setdefault(request.key, [])
+        if not keys:
+            requests.append(request)
+        if rendering not in keys:
+            keys.append(rendering)
+    return replace(plan, requests=requests, recorded=recorded)
+
+
+def _fresh_builds(options: Options, root: Path, within: Path) -> FreshBuilds:
+    """The fresh-process builder of this run (its processes start only when asked for)."""
+    from .builds import FreshBuilds
+
+    return FreshBuilds(
+        task_dirs=options.task_dirs,
+        custom_tasks=options.custom_tasks,
+        data_dir=options.data_dir,
+        root=root,
+        within=within,
+        lint=options.lint != "off",
+        lint_ignore=options.lint_ignore,
+    )

@@ -31,7 +31,7 @@ from .context import RunContext
 from .lookahead import Checked
 from .plan import Orphan
 from .renderings import MODULE_VARIABLE, allowed, item_name
-from .state import CONTEXT_KEY, LOOKAHEAD_KEY, RESULTS_KEY
+from .session import SESSION_KEY
 from .summary import RESULT_KEY, ItemResult
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ class CheckItem(pytest.Item):
         run keeps every item until the session ends, and an attribute added after construction
         also costs each item a dict of its own."""
         self.user_properties.append((RESULT_KEY, result.to_json()))
-        self.config.stash[RESULTS_KEY].finished[self.nodeid] = result
+        self.config.stash[SESSION_KEY].finished(self.nodeid, result)
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
@@ -233,8 +233,9 @@ class TaskItem(CheckItem):
     def runtest(self) -> None:
         """Build, judge against the recorded snapshots, then pass, write, or fail. An item the
         run's look-ahead process already checked and found passing takes that result."""
-        context: RunContext = self.config.stash[CONTEXT_KEY]
-        ahead = self.config.stash.get(LOOKAHEAD_KEY, None)
+        session = self.config.stash[SESSION_KEY]
+        context = session.context
+        ahead = session.lookahead
         checked = ahead.take(self) if ahead is not None else None
         result = checked.result if checked is not None else self._start("task")
         try:
@@ -478,7 +479,7 @@ class ModuleItem(CheckItem):
         result = self._start("module")
         result.headline = f"task module {self.name} failed to import"
         try:
-            held = self.config.stash[CONTEXT_KEY].plan.held
+            held = self.config.stash[SESSION_KEY].context.plan.held
             note = (
                 [
                     f"{len(held)} snapshot file(s) of tasks that are not registered may be its "
@@ -536,7 +537,7 @@ class OrphanItem(CheckItem):
 
     def runtest(self) -> None:
         """Fail, or under `--snapshot-update` delete the file when no task module is broken."""
-        context: RunContext = self.config.stash[CONTEXT_KEY]
+        context = self.config.stash[SESSION_KEY].context
         result = self._start("orphan")
         result.outcome = Outcome.ORPHAN
         result.snapshot = self.name

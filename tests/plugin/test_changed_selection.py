@@ -192,6 +192,26 @@ def test_a_helper_that_conftest_imported_first(project: EvalProject) -> None:
     assert_caught(project, "preloaded|0")
 
 
+@pytest.mark.subprocess
+def test_a_file_that_conftest_read_is_recorded_from_a_fresh_start(project: EvalProject) -> None:
+    """A fresh pytest process that asks for tasks observes file opens from before its first
+    `conftest.py` is imported: the template a preloaded helper read is a recorded input (a
+    process that observed nothing yet would miss it)."""
+    write(project.root / "helpers" / "__init__.py", "")
+    write(project.root / "helpers" / "words.py", 'PREFIX = open(__file__[:-8] + "p.txt").read()\n')
+    write(project.root / "helpers" / "p.txt", "Q: ")
+    write(
+        project.root / "conftest.py",
+        "import sys, os\nsys.path.insert(0, os.path.dirname(__file__))\nimport helpers.words\n",
+    )
+    task_module(project, "preloaded", "from helpers.words import PREFIX as prefix")
+    (project.root / "tasks" / "demo.py").unlink()
+    assert project.run("--evaltasks", "preloaded", "--snapshot-update").ret == 0
+    (snapshot,) = (project.root / "tasks" / "__snapshots__").glob("preloaded-*.txt")
+    inputs = snapshot.read_text(encoding="utf-8").split("[inputs]\n")[1].split("\n\n")[0]
+    assert {"helpers/p.txt", "helpers/words.py", "tasks/preloaded.py"} <= set(inputs.split("\n"))
+
+
 def test_a_helper_in_a_git_submodule(project: EvalProject, tmp_path: Path) -> None:
     library = tmp_path / "library"
     write(library / "wording.py", 'PREFIX = "Q: "\n')

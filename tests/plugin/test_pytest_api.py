@@ -20,9 +20,9 @@ PRIVATE = re.compile(r"\b(?:from|import) (_pytest[\w.]*)|\bconfig\.(_[a-z]\w*)\(
 KEPT = Counter(
     {
         # No public API configures a config without a session (pytest's --fixtures does this):
-        # two calls each, and the docstring that says why.
-        ("plugin/hooks.py", "_do_configure"): 3,
-        ("plugin/hooks.py", "_ensure_unconfigure"): 3,
+        # one call each, and the docstring that says why.
+        ("plugin/commands.py", "_do_configure"): 2,
+        ("plugin/commands.py", "_ensure_unconfigure"): 2,
         # No public failure representation with a crash line of our own.
         ("plugin/items.py", "_pytest._code.code"): 2,
         # syrupy's session (not pytest's), confined to the syrupy extension.
@@ -75,18 +75,13 @@ def test_the_commands_that_exit_early_print_without_the_terminal_plugin(
 
 PLAIN_SESSION_MODULES = {
     "pytest_evaltasks",
-    "pytest_evaltasks.errors",
-    "pytest_evaltasks.engine",
-    "pytest_evaltasks.engine.inputs",
     "pytest_evaltasks.plugin",
     "pytest_evaltasks.plugin.command_line",
     "pytest_evaltasks.plugin.hooks",
-    "pytest_evaltasks.plugin.state",
 }
-"""What a session without `--evaltasks` imports of this package: the hooks, the options they
-register, the stash keys they look up and the file-open observer. Every project with the plugin
-installed pays for these on every pytest start, so no settings class or engine module belongs
-here."""
+"""What a session without `--evaltasks` imports of this package: the hooks and the options they
+register. Every project with the plugin installed pays for these on every pytest start, so no
+settings class, engine or snapshot module belongs here."""
 
 
 @pytest.mark.subprocess

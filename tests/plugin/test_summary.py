@@ -89,13 +89,14 @@ import json
 
 import pytest
 
-from pytest_evaltasks.plugin.state import RESULTS_KEY
+from pytest_evaltasks.plugin.session import SESSION_KEY
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
-    collected = config.stash.get(RESULTS_KEY, None)
-    if collected is not None:
+    session = config.stash.get(SESSION_KEY, None)
+    if session is not None:
+        collected = session.collected
         with open("kept.json", "w") as out:
             json.dump([collected.tally.items, len(collected.kept), len(collected.finished)], out)
 """
