@@ -235,7 +235,7 @@ def bare_subject_prompts(directory: Path) -> list[str]:
 
     The order (shuffle with `random.Random(42)`) and the few-shot examples (balanced
     selection over the 5 dev rows, which with 6 wanted takes every row) follow
-    the README (prompt steps 4-5).
+    docs/differences-from-lighteval.md (prompt steps 4-5).
     """
     letters = "ABCD"
 

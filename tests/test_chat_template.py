@@ -1,4 +1,6 @@
-"""Chat templates: loading, sandboxing, byte-identical output to transformers (README, step 6).
+"""Chat templates: loading, sandboxing, byte-identical output to transformers.
+
+Prompt step 6 of docs/differences-from-lighteval.md.
 
 Expected outputs come from golden files written by tests/tools/make_chat_template_golden.py with
 transformers itself: tests/data/chat_templates/golden.json for the templates this project wrote

@@ -1,7 +1,7 @@
-"""Few-shot selection (README, prompt steps 4-5; differences): hand-derived expectations.
+"""Few-shot selection (prompt steps 4-5; differences): hand-derived expectations.
 
-Every expected value below is derived from the README's algorithm (prompt step 5) with the
-standard library's
+Every expected value below is derived from the algorithm of docs/differences-from-lighteval.md
+(prompt step 5) with the standard library's
 `random.Random`, step by step, in the test itself, and also written out as a literal. Nothing is
 computed by the engine. Docs are identified by their query: eval docs are `e0`..`e9`, few-shot
 (train) docs `t0`..`t11`; a literal `[7, 3, ...]` means `e7, e3, ...` (or `t7, ...`).
@@ -384,7 +384,7 @@ def test_other_selections_return_fewer_examples_from_a_small_pool(
     )
 
 
-# --- leak removal by content (README, difference 1) ----------------------------------------
+# --- leak removal by content (docs/differences-from-lighteval.md, difference 1) ------------
 
 
 def test_leak_removal_when_the_pool_is_the_eval_split_sequential(tmp_path: Path) -> None:

@@ -1,4 +1,6 @@
-"""Task discovery and task-string resolution (README, prompt step 1): modules, collisions."""
+"""Task discovery and task-string resolution (prompt step 1): modules, collisions.
+
+The steps are those of docs/differences-from-lighteval.md."""
 
 from __future__ import annotations
 

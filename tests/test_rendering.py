@@ -1,4 +1,6 @@
-"""Prompt rendering (README, prompt step 6): plain text, chat messages, chat templates."""
+"""Prompt rendering (prompt step 6): plain text, chat messages, chat templates.
+
+The steps are those of docs/differences-from-lighteval.md."""
 
 from __future__ import annotations
 

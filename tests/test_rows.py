@@ -1,4 +1,6 @@
-"""Loading rows (README, prompt steps 2-3): the local data root gives what `datasets` gives.
+"""Loading rows (prompt steps 2-3): the local data root gives what `datasets` gives.
+
+The steps are those of docs/differences-from-lighteval.md.
 
 Every comparison reads the same file twice, once through the local loader and once through
 `datasets.load_dataset`, and compares the row dicts including key order. Nothing touches the

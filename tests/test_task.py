@@ -1,4 +1,6 @@
-"""`Task` (README, prompt steps 3-4; differences): docs, runtime fields, dedupe, errors."""
+"""`Task` (prompt steps 3-4; differences): docs, runtime fields, dedupe, errors.
+
+The steps and differences are those of docs/differences-from-lighteval.md."""
 
 from __future__ import annotations
 
@@ -113,7 +115,7 @@ def test_num_samples_defaults_to_one(tmp_path: Path) -> None:
     assert {doc.num_samples for doc in make_task(tmp_path, rows(3)).get_docs()} == {1}
 
 
-# --- idempotence (README, difference 4) ---------------------------------------------------
+# --- idempotence (docs/differences-from-lighteval.md, difference 4) -----------------------
 
 
 @pytest.mark.parametrize(
@@ -152,7 +154,7 @@ def test_mutating_returned_docs_does_not_change_the_next_call(tmp_path: Path) ->
     assert snapshot(task.get_docs()) == expected
 
 
-# --- duplicate removal (README, difference 5) ---------------------------------------------
+# --- duplicate removal (docs/differences-from-lighteval.md, difference 5) -----------------
 
 
 def test_three_identical_rows_give_one_doc(tmp_path: Path) -> None:
@@ -348,7 +350,7 @@ def test_hf_filter_exception_names_task_and_split(tmp_path: Path) -> None:
 
 
 def test_global_random_is_seeded_as_lighteval_seeds_it_then_restored(tmp_path: Path) -> None:
-    """Eval rows, then the few-shot split, in one stream seeded with 1234 (README, step 3)."""
+    """Eval rows, then the few-shot split, in one stream seeded with 1234 (prompt step 3)."""
     import random
 
     def gpqa_like(row: Row, task_name: str) -> Doc:

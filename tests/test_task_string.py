@@ -1,4 +1,6 @@
-"""The task-string language (README, prompt step 1): forms, parameters, files, errors."""
+"""The task-string language (prompt step 1): forms, parameters, files, errors.
+
+The steps are those of docs/differences-from-lighteval.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Load Jinja chat templates and render chat messages with them (README, prompt step 6).
+"""Load Jinja chat templates and render chat messages with them (prompt step 6 of
+docs/differences-from-lighteval.md).
 
 The output must match transformers' `apply_chat_template(messages, tokenize=False,
 add_generation_prompt=True)` byte for byte, so the Jinja environment below reproduces the one

@@ -1,8 +1,8 @@
 """Few-shot example selection: the five lighteval selections, on private generators only.
 
 A pool is prepared once per (variance seed, shot count) from the task's few-shot docs; each
-evaluated doc then draws from it, minus any drawn doc equal in content to itself (README,
-prompt step 5).
+evaluated doc then draws from it, minus any drawn doc equal in content to itself
+(docs/differences-from-lighteval.md, prompt step 5).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Turn a doc with its few-shot examples into what a model is sent: plain text or chat messages.
 
-Both follow lighteval's prompt manager character for character (README, prompt step 6).
+Both follow lighteval's prompt manager character for character (docs/differences-from-lighteval.md,
+prompt step 6).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """`Task`: one requested task (a config at a shot count) turned into docs with few-shot examples.
 
-Follows lighteval's `LightevalTask.get_docs` step for step (README, prompt steps 3-4): the same
-doc order, the same shared `random.Random(42)` consumed doc by doc, the same few-shot split
-choice, and the global generators seeded as lighteval's pipeline seeds them while the prompt
-function runs.
+Follows lighteval's `LightevalTask.get_docs` step for step (prompt steps 3-4 of
+docs/differences-from-lighteval.md): the same doc order, the same shared `random.Random(42)`
+consumed doc by doc, the same few-shot split choice, and the global generators seeded as
+lighteval's pipeline seeds them while the prompt function runs.
 `Task.build` returns one finished `TaskResult`; later steps only read it.
 """
 

@@ -45,7 +45,7 @@ def export_lines(
     run: RunSettings,
     template: ChatTemplate | None,
 ) -> str:
-    """One JSON object per doc of a build, each on its own line (README: Exporting prompts)."""
+    """One JSON object per doc of a build, each on its own line (docs/ci.md: Export the prompts)."""
     from ..engine.doc import golds_or_none
     from ..engine.rendering import render_messages, render_plain
 

@@ -237,9 +237,9 @@ SHORTCUTS = {
 the part before the colon)."""
 
 SHORTCUT_INSTALL = {
-    "lighteval": "install it (see the README's in-place section)",
-    "lm_eval": "install it (pip install -e '.[lm-eval]' from this package's clone, see the "
-    "README's lm-eval section)",
+    "lighteval": "install it (see docs/lighteval-in-place.md)",
+    "lm_eval": "install it (pip install -e '.[lm-eval]' from this package's clone, see "
+    "docs/lm-eval.md)",
 }
 
 

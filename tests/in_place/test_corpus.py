@@ -10,8 +10,8 @@ another sample.
 
 Each case is rendered by our registry (lighteval's folders in place) and by lighteval's
 `LightevalTask` and `PromptManager` (`reference.py`), and classified. A case fails when it
-differs in a way README's "Differences from lighteval" does not list, or when we refuse (or
-crash on) a task lighteval renders. Unsynthesizable tasks, tasks lighteval cannot render and
+differs in a way docs/differences-from-lighteval.md does not list, or when we refuse (or crash on) a
+task lighteval renders. Unsynthesizable tasks, tasks lighteval cannot render and
 tasks both sides refuse are counted, not failed. `test_corpus_summary` runs last: it gathers
 every case's outcome (from all xdist workers, through files in the session's temporary
 folder; a case not rendered yet it renders itself), reports the counts (printed, as a
@@ -60,9 +60,9 @@ WAIT = 900.0
 """Seconds to wait for a case another worker is rendering."""
 
 LISTED_REFUSAL = "is out of range for"
-"""README, in place: a gold index out of range of the choices is refused (lighteval renders it
-at 0 shots, then fails when a metric or a few-shot example reads the gold): the one refusal of
-a doc lighteval would send."""
+"""docs/lighteval-in-place.md: a gold index out of range of the choices is refused (lighteval
+renders it at 0 shots, then fails when a metric or a few-shot example reads the gold): the one
+refusal of a doc lighteval would send."""
 
 EQUAL = "equal"
 LISTED = "differs, listed"
@@ -293,7 +293,7 @@ def around(mine: Any, reference: Any) -> str:
 def listed_difference(
     case: Case, task: Any, data: Path, system: str | None, ours: list[dict[str, Any]]
 ) -> tuple[str | None, list[dict[str, Any]] | None]:
-    """The difference README lists ("Differences from lighteval") that explains this one.
+    """The difference docs/differences-from-lighteval.md lists that explains this one.
 
     (1) Leak removal: the few-shot pool is evaluation data, and lighteval, when it too drops
     an example equal to the evaluated doc as a question, renders exactly our docs. (3) A falsy
@@ -320,9 +320,9 @@ def listed_difference(
 
 @contextlib.contextmanager
 def lighteval_dropping_copies() -> Iterator[None]:
-    """lighteval's few-shot sampling as ours differs from it (README, difference 1): an
-    example equal to the evaluated doc as a question is dropped (lighteval compares whole
-    docs after renaming the evaluated one, so it never drops one)."""
+    """lighteval's few-shot sampling as ours differs from it (docs/differences-from-lighteval.md,
+    difference 1): an example equal to the evaluated doc as a question is dropped (lighteval
+    compares whole docs after renaming the evaluated one, so it never drops one)."""
     from lighteval.tasks.prompt_manager import FewShotSampler
 
     original = FewShotSampler.sample_fewshot_examples

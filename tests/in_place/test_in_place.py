@@ -48,7 +48,7 @@ BUNDLED_CASES = [
 ]
 """Tasks over the bundled synthetic rows (always present). Tasks whose few-shot pool is their
 evaluation split are compared at 0 shots: at more, lighteval may show a question as its own
-example, which we do not (README, differences from lighteval)."""
+example, which we do not (docs/differences-from-lighteval.md)."""
 
 REAL_CASES = [
     "arc:easy|5",

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from docs_text import section
 
 yaml = pytest.importorskip("yaml")
 
@@ -173,6 +174,6 @@ def test_a_push_is_judged_against_the_commit_it_started_from(
     assert new_branch == 1, output  # a first push falls back to the previous commit
 
 
-def test_the_readme_recipe_is_the_workflow_file() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert WORKFLOW.read_text(encoding="utf-8").strip() in readme
+def test_the_documented_recipe_is_the_workflow_file() -> None:
+    documented = section("docs/ci.md", "## In CI")
+    assert WORKFLOW.read_text(encoding="utf-8").strip() in documented

@@ -33,7 +33,7 @@ FIELDS = [
     "chat_template_text",
     "sampling",
 ]
-"""The documented schema (README, Exporting prompts), in order."""
+"""The documented schema (docs/ci.md, Export the prompts), in order."""
 
 
 def _records(path: Any) -> list[dict[str, Any]]:

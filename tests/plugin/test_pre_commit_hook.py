@@ -1,6 +1,6 @@
-"""The shipped pre-commit hook (`.pre-commit-hooks.yaml`): a valid definition, documented in the
-README, whose command passes a commit that changes no prompt and fails one that changes a prompt
-without a version bump."""
+"""The shipped pre-commit hook (`.pre-commit-hooks.yaml`): a valid definition, documented in
+docs/ci.md ("Before a commit"), whose command passes a commit that changes no prompt and fails one
+that changes a prompt without a version bump."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
+from docs_text import section
 
 if TYPE_CHECKING:
     from conftest import EvalProject
@@ -62,8 +63,8 @@ def test_the_hook_definition_is_complete_and_documented() -> None:
     assert hook["pass_filenames"] is False
     assert hook["always_run"] is True
     assert "--evaltasks-changed" in hook["entry"]
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "id: evaltasks-changed" in readme and ".pre-commit-hooks.yaml" in readme
+    documented = section("docs/ci.md", "### Before a commit")
+    assert "id: evaltasks-changed" in documented and ".pre-commit-hooks.yaml" in documented
 
 
 def test_the_hook_fails_an_unversioned_prompt_change_and_passes_a_clean_commit(

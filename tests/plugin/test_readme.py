@@ -10,27 +10,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from docs_text import blocks, section
 
 REPO = Path(__file__).resolve().parents[2]
-README = (REPO / "README.md").read_text(encoding="utf-8")
 
 
-def section(title: str) -> str:
+def readme(title: str) -> str:
     """The README's text from a `## title` heading to the next `## ` heading."""
-    start = README.index(f"## {title}\n")
-    end = README.find("\n## ", start + 1)
-    return README[start : end if end != -1 else None]
-
-
-def blocks(text: str, language: str = "") -> list[str]:
-    """The fenced code blocks of `text` in a language (all when empty), dedented."""
-    found = re.findall(r"^( *)```(\w*)\n(.*?)^\1```", text, re.MULTILINE | re.DOTALL)
-    chosen = [(indent, body) for indent, lang, body in found if not language or lang == language]
-    return ["\n".join(line[len(indent) :] for line in body.split("\n")) for indent, body in chosen]
+    return section("README.md", f"## {title}")
 
 
 def test_the_walkthrough_runs_as_written(pytester: pytest.Pytester) -> None:
-    walk = section("Five-minute walkthrough")
+    walk = readme("Five-minute walkthrough")
     (module,) = blocks(walk, "python")
     rows = {block.split("\n")[0].lstrip("# ").strip(): block for block in blocks(walk, "jsonl")}
     tasks = pytester.path / "tasks"
@@ -84,7 +75,7 @@ def test_the_options_table_is_what_pytest_help_offers() -> None:
     text = help_text()
     options = set(re.findall(r"^\s+(--evaltasks[\w-]*)", text, re.MULTILINE))
     ini = set(re.findall(r"^\s+(evaltasks_\w+) \(", text, re.MULTILINE))
-    table = section("Options")
+    table = readme("Options")
     rows = [line for line in table.split("\n") if line.startswith(("| `", "| | `"))]
     documented = {m.group(1) for row in rows if (m := re.match(r"\| `(--[\w-]+)", row))}
     documented_ini = set(re.findall(r"`(evaltasks_\w+)`", "\n".join(rows)))
@@ -96,7 +87,7 @@ def test_the_options_table_is_what_pytest_help_offers() -> None:
 
 
 def test_the_snapshot_example_is_a_bundled_snapshot() -> None:
-    snap = section("What a snapshot looks like")
+    snap = readme("What a snapshot looks like")
     name = re.search(r"`(tasks/__snapshots__/[^`]+\.txt)`", snap)
     assert name is not None
     (example,) = blocks(snap)[:1]

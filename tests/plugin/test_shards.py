@@ -1,7 +1,7 @@
-"""Many machines: the README's sharded workflow, run job by job with pytest-split.
+"""Many machines: the documented sharded workflow, run job by job with pytest-split.
 
-Each shard job's `run` line (README, In CI, Many machines) runs in the project with its matrix
-group; the report job's merge runs on the files the shards wrote, laid out as
+Each shard job's `run` line (docs/ci.md, In CI, Many machines) runs in the project with its
+matrix group; the report job's merge runs on the files the shards wrote, laid out as
 `actions/download-artifact` lays them out. Together the shards run every item exactly once,
 and the merged report and step summary are the unsharded run's, byte for byte.
 """
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from docs_text import section
 
 pytest.importorskip("pytest_split")
 yaml = pytest.importorskip("yaml")  # a dependency of datasets: always here
@@ -26,7 +27,6 @@ yaml = pytest.importorskip("yaml")  # a dependency of datasets: always here
 if TYPE_CHECKING:
     from conftest import EvalProject
 
-REPO = Path(__file__).resolve().parents[2]
 QUIET = "-p no:randomly -p no:hypothesispytest -p no:anyio"
 STAYS = [f'name="fam:t{number}", version=0' for number in range(5)]
 EDITED = [f'name="ed:t{number}", version=0' for number in range(4)]
@@ -35,10 +35,8 @@ RESULT_LINE = re.compile(r"^(PASSED|FAILED|ERROR) (evaltasks::\S+)")
 
 
 def recipe() -> dict[str, Any]:
-    """The README's sharded workflow."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("### Many machines\n") :]
-    block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
+    """The documented sharded workflow (docs/ci.md, Many machines)."""
+    block = re.search(r"```yaml\n(.*?)```", _section(), re.DOTALL)
     assert block is not None
     workflow: dict[str, Any] = yaml.safe_load(block.group(1))
     return workflow
@@ -104,9 +102,7 @@ def nine_tasks(project: EvalProject) -> None:
 
 
 def _section() -> str:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    start = readme.index("### Many machines\n")
-    return readme[start : readme.index("\n## ", start)]
+    return section("docs/ci.md", "### Many machines")
 
 
 def test_three_shards_run_every_item_once_and_merge_into_the_unsharded_report(

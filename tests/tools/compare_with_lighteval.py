@@ -9,9 +9,9 @@ Rows come from the local data root, read by `datasets` on the lighteval side.
     python tests/tools/compare_with_lighteval.py --tasks-dir tasks --data tasks/data \\
         --spec "mmlu:anatomy|5,gsm8k|0" --lighteval-python /path/to/venv-with-lighteval/bin/python
 
-Exit status 0 when every doc matches. The README's differences from lighteval show up on
-purpose: e.g. a task whose few-shot pool is its evaluation split (lighteval may show a question
-as its own example).
+Exit status 0 when every doc matches. The differences from lighteval that
+docs/differences-from-lighteval.md lists show up on purpose: e.g. a task whose few-shot pool is its
+evaluation split (lighteval may show a question as its own example).
 """
 
 from __future__ import annotations
