@@ -16,6 +16,9 @@ So three things are observed:
 - the import statements of every project module reached (read from its source), which covers
   modules that were loaded before recording began.
 
+The same hook notes the connections the process opens (SQLite databases, sockets), which a
+forked process must not share (`connections`).
+
 `inputs_of` turns these into the project files a task reads (what a snapshot records and a
 changed-only run compares), `reach_of` also into what the code reached outside the project (what
 the machine-local module index must see change). All of it is an over-approximation
@@ -74,8 +77,18 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
             _opened(args[0])
     elif event in _LISTINGS:
         _listed(args[0] if args else None)
-    elif event == "sqlite3.connect" and args:
-        _opened(_sqlite_file(args[0]))
+    elif event == "sqlite3.connect":
+        connections.add("an SQLite connection")
+        if args:
+            _opened(_sqlite_file(args[0]))
+    elif event == "socket.__new__":
+        connections.add("a socket")
+
+
+connections: set[str] = set()
+"""The kinds of connection the process has opened since the hook was installed (SQLite
+databases, sockets), open or closed since: a forked process must not share one with its parent
+(`plugin.lookahead`), and the audit events say when one opens, not when it closes."""
 
 
 _listening: list[list[str]] = []

@@ -19,7 +19,9 @@ What keeps the gate whole:
   is every failure: the fork only finds the items that keep their snapshot. An item writes its
   own snapshot file alone, which no other item reads.
 * It runs only without `--evaltasks-export`, with two usable cores, in a process with no other
-  thread (a fork copies one thread only) and no tracer (coverage would not see the child's
+  thread (a fork copies one thread only: a library's thread pool, torch's among them, would be
+  missing or stuck in the child), no connection opened (an SQLite database or a socket, which
+  the child would share with the run) and no tracer (coverage would not see the child's
   work), not under xdist (whose workers already use the cores) and not when debugging.
 * It leaves large tasks to the run (a snapshot over 3 MB, about 100,000 docs): two built at
   once would double the run's memory.
@@ -46,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ..engine.inputs import connections
 from .summary import ItemResult
 
 if TYPE_CHECKING:
@@ -81,6 +84,9 @@ class Conditions:
     can_fork: bool
     cores: int
     threads: int
+    connections: tuple[str, ...] = ()
+    """Kinds of connection the process opened (an SQLite database, a socket): a forked process
+    would share them with the run."""
 
 
 def refusal(conditions: Conditions) -> str | None:
@@ -103,6 +109,8 @@ def refusal(conditions: Conditions) -> str | None:
         return "one usable core"
     if conditions.threads > 1:
         return "other threads run in this process"
+    if conditions.connections:
+        return f"{' and '.join(conditions.connections)} opened in this process"
     return None
 
 
@@ -123,6 +131,7 @@ def conditions_of(config: pytest.Config, context: RunContext, task_items: int) -
         can_fork=sys.platform.startswith("linux") and hasattr(os, "memfd_create"),
         cores=_usable_cores(),
         threads=_threads(),
+        connections=tuple(sorted(connections)),
     )
 
 

@@ -7,6 +7,7 @@ save-data round trip from a local dataset folder that `datasets` reads as it rea
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import textwrap
 from pathlib import Path
@@ -229,3 +230,46 @@ def test_a_qa_template_task_passes_ci_runs_under_different_hash_seeds(
         result.assert_outcomes(passed=1)
         result.stdout.fnmatch_lines(["*hash-seed-dependent*"])
     assert snapshot.read_bytes() == recorded
+
+
+TORCH_MODULE = """\
+from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics
+{imports}
+
+def prompt(row, task_name):
+    return Doc(query=f"Q: {{row['q']}} ({{{count}}})\\nA:", choices=[" yes", " no"],
+               gold_index=row["label"])
+
+
+TASKS_TABLE = [
+    LightevalTaskConfig(name=f"t{{i}}", prompt_function=prompt, hf_repo="demo", hf_subset="main",
+                        metrics=[Metrics.exact_match], evaluation_splits=["test"])
+    for i in range(6)
+]
+"""
+
+
+@pytest.mark.parametrize("with_torch", [True, False], ids=["torch", "no torch"])
+def test_a_task_module_that_imports_torch_is_never_forked(
+    pytester: pytest.Pytester, with_torch: bool
+) -> None:
+    """`import torch` starts a thread of torch's own (and its first tensor op a pool of them),
+    which a forked process would not have: the run refuses its look-ahead process and checks
+    every item itself, with the results of the run alone. The same module without torch is
+    forked (the verbose summary says so)."""
+    if importlib.util.find_spec("torch") is None:  # not imported here: only the run needs it
+        pytest.skip("torch is not installed")
+    imports, count = ("import torch", "int(torch.ones(3).sum())") if with_torch else ("", "3")
+    module = TORCH_MODULE.format(imports=imports, count=count)
+    (pytester.path / "tasks").mkdir()
+    (pytester.path / "tasks" / "torchy.py").write_text(module, encoding="utf-8")
+    rows = pytester.path / "tasks" / "data" / "demo" / "main"
+    rows.mkdir(parents=True)
+    lines = [json.dumps({"q": f"question {i}", "label": i % 2}) for i in range(4)]
+    (rows / "test.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run(pytester, "--evaltasks=all", "--snapshot-update").assert_outcomes(passed=6)
+    auto = run(pytester, "--evaltasks=all", "-v")
+    auto.assert_outcomes(passed=6)
+    assert ("look-ahead:" in auto.stdout.str()) is not with_torch
+    off = run(pytester, "--evaltasks=all", "-v", "--evaltasks-lookahead=off")
+    off.assert_outcomes(passed=6)

@@ -3,9 +3,10 @@ run checks the first. It may only ever save time: every failure, warning, captur
 finding and report is the one a run without it gives.
 
 The end-to-end runs start a fresh interpreter (an in-process run inside an xdist worker has
-other threads, so it never forks). In the run, the first task's prompt function waits until the
-child has reached the second task, so the child has checked every later item before the run
-reaches them: the tests know which items it took.
+other threads, so it never forks). Nothing waits on a clock: a `conftest.py` in the project
+(`PROBE`) writes the forked process's id down before the first item runs and, when a test asks,
+blocks there until that process has ended (a pidfd becomes readable when it exits). The fork
+has then checked every item, so the tests know which items it took.
 """
 
 from __future__ import annotations
@@ -33,19 +34,51 @@ pytestmark = pytest.mark.subprocess
 
 TASKS = 8
 
+PROBE = """\
+import os
+import select
+
+import pytest
+
+from pytest_evaltasks.plugin.session import SESSION_KEY
+
+
+class Probe:
+    seen = False
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item):
+        session = item.config.stash.get(SESSION_KEY, None)
+        ahead = session.lookahead if session is not None else None
+        if ahead is None or self.seen:
+            return
+        self.seen = True
+        with open(os.environ["EVALTASKS_TEST_LOOKAHEAD_PID"], "w") as out:
+            out.write(str(ahead.pid))
+        if os.environ.get("EVALTASKS_TEST_WAIT_FOR_LOOKAHEAD"):
+            ended = os.pidfd_open(ahead.pid)
+            select.select([ended], [], [], 120)  # until the forked process checked every item
+            os.close(ended)
+
+
+def pytest_configure(config):
+    config.pluginmanager.register(Probe())  # for every item, wherever its file is
+"""
+
 HEADER = """\
 import logging
 import os
+import socket
+import sqlite3
 import threading
-import time
 import warnings
 
 if os.environ.get("EVALTASKS_TEST_START_THREAD"):  # a thread started at import
-    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
-RUN_PID = os.getpid()
-WAIT = "EVALTASKS_TEST_WAIT_FOR_LOOKAHEAD"
-REACHED = os.environ.get(WAIT, "")  # outside the project: never one of a task's inputs
-SLEPT = []
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+if os.environ.get("EVALTASKS_TEST_OPEN_SQLITE"):  # a database held open from import on
+    DATABASE = sqlite3.connect(os.environ["EVALTASKS_TEST_LOOKAHEAD_PID"] + ".db")
+if os.environ.get("EVALTASKS_TEST_OPEN_SOCKET"):  # a connection held open from import on
+    SOCKETS = socket.socketpair()
 LOUD = {loud!r}
 LOGGED = {logged!r}
 CHANGED = {changed!r}
@@ -53,14 +86,6 @@ CHANGED = {changed!r}
 
 PROMPT = """\
     name = task_name.split("|")[0]
-    if name == "t1" and os.getpid() != RUN_PID and REACHED:  # the look-ahead process is at t1
-        open(REACHED, "w").close()
-    if name == "t0" and os.environ.get(WAIT) and not SLEPT:
-        SLEPT.append(True)  # the run waits here while the look-ahead process checks t7..t1
-        deadline = time.monotonic() + 60
-        while not os.path.exists(REACHED) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.5)  # for t1's result to arrive
     if name == LOUD and row["__index"] == 0:
         print(f"printed by {name}")
         warnings.warn(f"warned by {name}", UserWarning)
@@ -76,6 +101,20 @@ def write(project: EvalProject, loud: str = "", changed: str = "", logged: str =
     configs = [f'name="t{i}", version=0' for i in range(TASKS)]
     header = HEADER.format(loud=loud, changed=changed, logged=logged)
     project.write_tasks(*configs, header=header, prompt_body=PROMPT)
+
+
+@pytest.fixture(autouse=True)
+def probe(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Path | None:
+    """In a test with a project: its `conftest.py` that reports the forked process (see
+    `PROBE`), and the file it writes the process id to, outside the project (never one of a
+    task's inputs)."""
+    if "project" not in request.fixturenames:
+        return None
+    project: EvalProject = request.getfixturevalue("project")
+    (project.root / "conftest.py").write_text(PROBE, encoding="utf-8")
+    pid_file = project.root.parent / f"{project.root.name}.lookahead-pid"
+    monkeypatch.setenv("EVALTASKS_TEST_LOOKAHEAD_PID", str(pid_file))
+    return pid_file
 
 
 def recorded(project: EvalProject, **edit: str) -> None:
@@ -97,11 +136,9 @@ def taken(result: pytest.RunResult) -> int:
 def both(
     project: EvalProject, monkeypatch: pytest.MonkeyPatch, *args: str
 ) -> tuple[pytest.RunResult, pytest.RunResult]:
-    """The same run with the look-ahead process (auto: its first task waits for the process to
-    reach the second, told by a file outside the project) and without it (off)."""
-    reached = project.root.parent / f"{project.root.name}.reached-t1"
-    reached.unlink(missing_ok=True)
-    monkeypatch.setenv("EVALTASKS_TEST_WAIT_FOR_LOOKAHEAD", str(reached))
+    """The same run with the look-ahead process (auto: its first item waits until the process
+    has checked every item and ended) and without it (off)."""
+    monkeypatch.setenv("EVALTASKS_TEST_WAIT_FOR_LOOKAHEAD", "1")
     auto = project.run("--evaltasks=all", "-v", *args)
     monkeypatch.delenv("EVALTASKS_TEST_WAIT_FOR_LOOKAHEAD")
     off = project.run("--evaltasks=all", "-v", "--evaltasks-lookahead=off", *args)
@@ -119,7 +156,7 @@ def test_a_compare_run_takes_the_later_items_from_the_forked_process(
     recorded(project)
     auto, off = both(project, monkeypatch, "--evaltasks-report=report.md")
     assert auto.ret == off.ret == 0
-    assert taken(auto) == TASKS - 1
+    assert taken(auto) == TASKS  # the fork checked them all
     auto.stdout.fnmatch_lines(["*8 tasks checked*", "*outcomes: 8 unchanged*"])
     report = (project.root / "report.md").read_text(encoding="utf-8")
     project.run("--evaltasks=all", "--evaltasks-lookahead=off", "--evaltasks-report=report.md")
@@ -133,7 +170,7 @@ def test_a_changed_prompt_it_saw_fails_as_without_it(
     auto, off = both(project, monkeypatch)
     assert auto.ret == off.ret == 1
     auto.assert_outcomes(passed=TASKS - 1, failed=1)
-    assert taken(auto) == TASKS - 2  # every later item but the changed one
+    assert taken(auto) == TASKS - 1  # every item but the changed one
     failures = project.failures(auto)
     assert "t6" in failures and "version" in failures
     assert without_timings(failures) == without_timings(project.failures(off))
@@ -147,7 +184,7 @@ def test_an_update_run_writes_what_it_writes_without_it(
     text = project.snapshot("t6|0").read_bytes()
     auto, _ = both(project, monkeypatch, "--snapshot-update", "--evaltasks-allow-unversioned")
     assert auto.ret == 0
-    assert taken(auto) == TASKS - 2  # every later item but the one it writes
+    assert taken(auto) == TASKS - 1  # every item but the one it writes
     assert project.snapshot("t6|0").read_bytes() != text
     files = project.snapshots()
     for path in project.snapshot_dir.iterdir():
@@ -168,7 +205,7 @@ def test_output_and_warnings_of_a_task_are_captured_by_the_run_itself(
     recorded(project, loud="t5")
     auto, off = both(project, monkeypatch, "-rP")
     assert auto.ret == off.ret == 0
-    assert taken(auto) == TASKS - 2  # t5 printed and warned: the run checked it itself
+    assert taken(auto) == TASKS - 1  # t5 printed and warned: the run checked it itself
     for result in (auto, off):
         result.stdout.fnmatch_lines(["*UserWarning: warned by t5*"])
         result.stdout.fnmatch_lines(["*Captured stdout call*", "printed by t5"])
@@ -180,7 +217,7 @@ def test_log_records_of_a_task_are_captured_by_the_run_itself(
     recorded(project, logged="t4")
     auto, off = both(project, monkeypatch, "-rP", "-o", "log_level=INFO")
     assert auto.ret == off.ret == 0
-    assert taken(auto) == TASKS - 2  # t4 logged: the run checked it itself
+    assert taken(auto) == TASKS - 1  # t4 logged: the run checked it itself
     for result in (auto, off):
         result.stdout.fnmatch_lines(["*Captured log call*", "*logged by t4*"])
 
@@ -196,30 +233,33 @@ def test_lint_findings_of_the_items_it_checked_still_warn_and_fail(
     auto, off = both(project, monkeypatch, "--evaltasks-lint=error")
     assert auto.ret == off.ret == 1
     auto.assert_outcomes(failed=TASKS)
-    assert taken(auto) == TASKS - 1
+    assert taken(auto) == TASKS  # the fork checked them all
     assert without_timings(project.failures(auto)) == without_timings(project.failures(off))
     assert "lint finding" in project.failures(auto)
 
 
 @pytest.mark.parametrize(
-    ("args", "thread"),
+    ("args", "variable"),
     [
-        (["-s"], False),
-        (["--pdb"], False),
-        (["--evaltasks-export=prompts.jsonl"], False),
-        ([], True),
+        (["-s"], ""),
+        (["--pdb"], ""),
+        (["--evaltasks-export=prompts.jsonl"], ""),
+        ([], "EVALTASKS_TEST_START_THREAD"),
+        ([], "EVALTASKS_TEST_OPEN_SQLITE"),
+        ([], "EVALTASKS_TEST_OPEN_SOCKET"),
     ],
-    ids=["-s", "--pdb", "export", "a thread"],
+    ids=["-s", "--pdb", "export", "a thread", "an SQLite connection", "a socket"],
 )
 def test_a_run_that_must_not_fork_does_not(
-    project: EvalProject, monkeypatch: pytest.MonkeyPatch, args: list[str], thread: bool
+    project: EvalProject, monkeypatch: pytest.MonkeyPatch, args: list[str], variable: str
 ) -> None:
     """What the run reads from pytest's options and the process refuses the fork (the same
-    run without it forks: the verbose summary says so either way)."""
+    run without it forks: the verbose summary says so either way): a task module that started
+    a thread, or holds an SQLite connection or a socket, which a forked process would share."""
     recorded(project)
     assert "look-ahead:" in project.run("--evaltasks=all", "-v").stdout.str()
-    if thread:
-        monkeypatch.setenv("EVALTASKS_TEST_START_THREAD", "1")
+    if variable:
+        monkeypatch.setenv(variable, "1")
     refused = project.run("--evaltasks=all", "-v", *args)
     assert refused.ret == 0
     refused.assert_outcomes(passed=TASKS)
@@ -251,6 +291,8 @@ GOOD = Conditions(
         ({"can_fork": False}, "no fork"),
         ({"cores": 1}, "one usable core"),
         ({"threads": 2}, "other threads"),
+        ({"connections": ("an SQLite connection",)}, "an SQLite connection opened"),
+        ({"connections": ("a socket",)}, "a socket opened"),
     ],
 )
 def test_each_condition_it_needs_is_checked(change: dict[str, object], why: str) -> None:
@@ -262,29 +304,20 @@ def test_each_condition_it_needs_is_checked(change: dict[str, object], why: str)
 STUCK = """\
     name = task_name.split("|")[0]
     if name == "t7" and os.getpid() != RUN_PID:  # only in the look-ahead process
-        with open("stuck.tmp", "w") as out:
-            out.write(str(os.getpid()))
-        os.replace("stuck.tmp", "stuck.pid")
-        time.sleep(600)
-    if name == "t0" and os.getpid() == RUN_PID and WAIT and not WAITED:
-        WAITED.append(True)  # the run goes on once the look-ahead process is stuck
-        deadline = time.monotonic() + 60
-        while not os.path.exists("stuck.pid") and time.monotonic() < deadline:
-            time.sleep(0.01)
+        signal.pause()  # stuck for good: only a signal ends it
     return Doc(query=f"Q: {row['q']}\\nA:", choices=[" yes", " no"], gold_index=row["label"])"""
 
 
-def test_the_run_never_waits_for_it_and_ends_it(project: EvalProject) -> None:
+def test_the_run_never_waits_for_it_and_ends_it(project: EvalProject, probe: Path) -> None:
     configs = [f'name="t{i}", version=0' for i in range(TASKS)]
-    header = "import os\nimport time\n\nRUN_PID = os.getpid()\nWAITED = []\nWAIT = {wait}\n"
-    project.write_tasks(*configs, header=header.format(wait=False), prompt_body=STUCK)
+    header = "import os\nimport signal\n\nRUN_PID = os.getpid()\n"
+    project.write_tasks(*configs, header=header, prompt_body=STUCK)
     assert project.run("--evaltasks=all", "--snapshot-update").ret == 0
-    project.write_tasks(*configs, header=header.format(wait=True), prompt_body=STUCK)
     result = project.pytester.runpytest_subprocess("--evaltasks=all", "-v", timeout=120)
     assert result.ret == 0
     result.assert_outcomes(passed=TASKS)
     assert taken(result) == 0  # stuck on the last item from the start: the run checked all
-    stuck = int((project.root / "stuck.pid").read_text(encoding="utf-8"))
+    stuck = int(probe.read_text(encoding="utf-8"))
     with pytest.raises(ProcessLookupError):
         os.kill(stuck, 0)  # killed and reaped when the session ended
 
