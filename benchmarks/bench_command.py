@@ -52,8 +52,9 @@ def phases(data_dir: Path, snapshot_dir: Path, repeats: int = 5) -> dict[str, fl
     import warnings
 
     from pytest_evaltasks.engine.registry import Registry
+    from pytest_evaltasks.engine.rendered import DocsRendered
     from pytest_evaltasks.lint.rules import lint
-    from pytest_evaltasks.snapshot.facts import build_snapshot
+    from pytest_evaltasks.snapshot.built import build_snapshot
     from pytest_evaltasks.snapshot.gate import judge
     from pytest_evaltasks.snapshot.parse import recorded_shown_text
     from pytest_evaltasks.snapshot.settings import RunSettings
@@ -70,12 +71,12 @@ def phases(data_dir: Path, snapshot_dir: Path, repeats: int = 5) -> dict[str, fl
         results = [task.build() for task in tasks]
         t2 = time.perf_counter()
         built = [
-            build_snapshot(t, r, RunSettings(), root=TASKS_DIR.parent)
+            build_snapshot(DocsRendered.of(t, r), RunSettings(), root=TASKS_DIR.parent)
             for t, r in zip(tasks, results, strict=True)
         ]
         t3 = time.perf_counter()
-        for result in results:
-            lint(result)
+        for snapshot in built:
+            lint(snapshot.rendered)
         t4 = time.perf_counter()
         for request, snapshot in zip(requests, built, strict=True):
             recorded = read_recorded(snapshot_dir / snapshot_filename(request.label))

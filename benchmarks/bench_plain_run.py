@@ -68,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     trivial, heavy = write_suites(folder, args.opens)
     blocked = ("-p", "no:evaltasks")
     print(f"{args.runs} pairs each, interleaved, {sys.executable}")
-    small = interleaved(pytest_command(trivial), pytest_command(trivial, *blocked), folder, args.runs)
+    small = interleaved(
+        pytest_command(trivial), pytest_command(trivial, *blocked), folder, args.runs
+    )
     added = (small.ratio - 1) * median(small.b)
     print(small.line("trivial, plugin installed", "trivial, -p no:evaltasks"))
     print(f"plugin cost on the trivial suite: {added * 1000:+.1f} ms (ratio {small.ratio:.3f})")

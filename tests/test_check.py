@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from pytest_evaltasks import Registry
+from pytest_evaltasks.engine.rendered import DocsRendered
+from pytest_evaltasks.snapshot.built import BuiltSnapshot, build_snapshot
 from pytest_evaltasks.snapshot.check import (
     Built,
     CheckMode,
@@ -20,7 +22,6 @@ from pytest_evaltasks.snapshot.check import (
     RecordedInput,
     check,
 )
-from pytest_evaltasks.snapshot.facts import BuiltSnapshot, build_snapshot
 from pytest_evaltasks.snapshot.gate import Outcome
 from pytest_evaltasks.snapshot.layout import layout
 from pytest_evaltasks.snapshot.settings import RunSettings
@@ -77,7 +78,9 @@ class Project:
         registry = Registry([self.root / "tasks"], data_dir=self.root / "data")
         (task,) = registry.load(LABEL)
         settings = RunSettings(max_samples=max_samples)
-        return build_snapshot(task, task.build(max_samples), settings, None, self.root, hash_seed)
+        return build_snapshot(
+            DocsRendered.of(task, task.build(max_samples)), settings, None, self.root, hash_seed
+        )
 
 
 class Builds:

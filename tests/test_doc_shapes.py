@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from pytest_evaltasks import Doc, Registry, render_messages, render_plain
+from pytest_evaltasks.engine.rendered import DocsRendered
 from pytest_evaltasks.errors import EvalTaskError
 from pytest_evaltasks.lint.rules import lint
-from pytest_evaltasks.snapshot.facts import build_snapshot
+from pytest_evaltasks.snapshot.built import build_snapshot
 from pytest_evaltasks.snapshot.parse import parse_snapshot
 from pytest_evaltasks.snapshot.settings import RunSettings
 
@@ -56,12 +57,12 @@ def registry(tmp_path: Path, shape: str, select: str | None = "sequential") -> R
 def test_no_choices_renders_and_records_at_zero_shots(tmp_path: Path) -> None:
     (task,) = registry(tmp_path, "none").load("t|0")
     result = task.build()
-    built = build_snapshot(task, result, RunSettings(), root=tmp_path)
+    built = build_snapshot(DocsRendered.of(task, result), RunSettings(), root=tmp_path)
     text = built.text(1)
     assert "choices: null" in text and "golds: null" in text
     parse_snapshot(text)  # the file reads back
     assert render_plain(result.docs[0][1]) == result.docs[0][1].query
-    assert all(f.rule != "empty-text" for f in lint(result))
+    assert all(f.rule != "empty-text" for f in lint(built.rendered))
 
 
 def test_no_choices_with_few_shots_is_refused_as_lighteval_fails_on_it(tmp_path: Path) -> None:
@@ -80,7 +81,7 @@ def test_a_string_of_choices_is_indexed_by_character(tmp_path: Path) -> None:
     example = doc.fewshot_samples[0]
     assert example.get_golds() == ["ABCD"[example.gold_index]]  # type: ignore[index]
     assert render_plain(doc).startswith(f"{example.query} {'ABCD'[example.gold_index]}\n\n")  # type: ignore[index]
-    text = build_snapshot(task, result, RunSettings(), root=tmp_path).text(1)
+    text = build_snapshot(DocsRendered.of(task, result), RunSettings(), root=tmp_path).text(1)
     assert 'choices: "ABCD"' in text
 
 
@@ -105,7 +106,7 @@ def test_choices_that_are_lists_of_aliases_show_every_alias_as_a_gold(
     first_alias = example.choices[0][0]  # type: ignore[index]
     assert render_plain(doc).startswith(f"{example.query} {first_alias}\n\n")
     assert render_messages(doc)[1] == {"role": "assistant", "content": first_alias}
-    text = build_snapshot(task, result, RunSettings(), root=tmp_path).text(1)
+    text = build_snapshot(DocsRendered.of(task, result), RunSettings(), root=tmp_path).text(1)
     assert "golds: [" in text
     copied = task.get_docs()[0]
     copied.choices[0].append("edited")  # type: ignore[union-attr]
@@ -124,4 +125,4 @@ def test_the_shapes_hash_apart(tmp_path: Path) -> None:
 def test_lint_reads_every_shape(tmp_path: Path) -> None:
     for shape in SHAPES:
         (task,) = registry(tmp_path / shape, shape).load("t|0")
-        lint(task.build())  # no crash on None, str or alias lists
+        lint(DocsRendered.of(task, task.build()))  # no crash on None, str or alias lists

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from pytest_evaltasks import Registry
+from pytest_evaltasks.engine.rendered import DocsRendered
 from pytest_evaltasks.plugin.builds import _from_json, reply_of
+from pytest_evaltasks.snapshot.built import build_snapshot
 from pytest_evaltasks.snapshot.check import FreshBuildError
-from pytest_evaltasks.snapshot.facts import build_snapshot
 from pytest_evaltasks.snapshot.settings import RunSettings
 
 TASKS = Path(__file__).resolve().parents[1] / "tasks"
@@ -22,7 +23,7 @@ TASKS = Path(__file__).resolve().parents[1] / "tasks"
 def test_the_reply_lays_out_the_builds_own_text(spec: str, docs_shown: int) -> None:
     registry = Registry([TASKS], data_dir=TASKS / "data")
     (task,) = registry.load(spec)
-    built = build_snapshot(task, task.build(), RunSettings(), root=TASKS.parent)
+    built = build_snapshot(DocsRendered.of(task, task.build()), RunSettings(), root=TASKS.parent)
     reply = json.loads(json.dumps(reply_of(built, docs_shown, ["a finding"], True)))
     fresh = _from_json(reply, docs_shown)
     assert fresh.text(docs_shown) == built.text(docs_shown)
@@ -40,7 +41,7 @@ def test_the_reply_lays_out_the_builds_own_text(spec: str, docs_shown: int) -> N
 def test_a_reply_not_asked_for_format_2_has_no_format_2_facts() -> None:
     registry = Registry([TASKS], data_dir=TASKS / "data")
     (task,) = registry.load("arc:easy|3")
-    built = build_snapshot(task, task.build(), RunSettings(), root=TASKS.parent)
+    built = build_snapshot(DocsRendered.of(task, task.build()), RunSettings(), root=TASKS.parent)
     fresh = _from_json(json.loads(json.dumps(reply_of(built, 2, [], False))), 2)
     assert fresh.legacy is None and fresh.facts_in(3) == built.facts_in(3)
     with pytest.raises(FreshBuildError, match="format 2"):

@@ -4,15 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 import types
+from typing import Any, cast
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_evaltasks import Doc, SamplingMethod
+from pytest_evaltasks.engine.rendered import DocsRendered
 from pytest_evaltasks.engine.task import TaskResult
 from pytest_evaltasks.engine.task_string import TaskRequest
-from pytest_evaltasks.lint.rules import RULES, ignored_rules, lint, lint_lines, unknown_rules
+from pytest_evaltasks.lint.rules import (
+    IGNORE_VARIABLE,
+    RULES,
+    ignored_rules,
+    lint,
+    lint_lines,
+    unknown_rules,
+)
 
 LOGPROBS = [SamplingMethod.LOGPROBS]
 GENERATIVE = [SamplingMethod.GENERATIVE]
@@ -31,17 +40,24 @@ def gen(answer: str = "42", **kw: object) -> Doc:
     return Doc(query="Q: what?\nA:", choices=[answer], gold_index=0, **fields)  # type: ignore[arg-type]
 
 
-def result(docs: list[Doc], shots: int = 0, **kw: object) -> TaskResult:
+def result(docs: list[Doc], shots: int = 0, **kw: object) -> DocsRendered:
+    """Docs as our `Task` renders them (the rules read the result alone)."""
     fields = {"pool_size": None, "shortfall": 0, "pool_from_eval": False, **kw}
-    return TaskResult(
+    built = TaskResult(
         request=TaskRequest("t", shots),
         docs=[(str(i), doc) for i, doc in enumerate(docs)],
         num_eval_docs=len(docs),
         **fields,  # type: ignore[arg-type]
     )
+    return DocsRendered(name="t", version=0, total=len(docs), task=cast(Any, None), result=built)
 
 
-def rules_of(task: TaskResult, ignored: tuple[str, ...] = ()) -> dict[str, list[str]]:
+def own_lines(task: DocsRendered, module: object, *args: Any) -> list[str]:
+    """A task's finding lines with its module's ignores."""
+    return lint_lines(task, ignored_rules(module, "t"), IGNORE_VARIABLE, "t", *args)
+
+
+def rules_of(task: DocsRendered, ignored: tuple[str, ...] = ()) -> dict[str, list[str]]:
     return {finding.rule: finding.labels for finding in lint(task, ignored)}
 
 
@@ -77,7 +93,7 @@ CASES = [
 
 @pytest.mark.parametrize(("rule", "task", "labels"), CASES, ids=[case[0] for case in CASES])
 def test_each_rule_finds_its_mistake_and_names_the_docs(
-    rule: str, task: TaskResult, labels: list[str]
+    rule: str, task: DocsRendered, labels: list[str]
 ) -> None:
     found = rules_of(task)
     assert rule in found
@@ -96,13 +112,13 @@ def test_hash_seed_finding_is_reported_unless_ignored() -> None:
 
     task = result([mc()])
     module = types.SimpleNamespace()
-    assert "hash-seed-dependent" not in " ".join(lint_lines(task, module, "t"))
-    lines = lint_lines(task, module, "t", hash_seed_dependent=True)
+    assert "hash-seed-dependent" not in " ".join(own_lines(task, module))
+    lines = own_lines(task, module, True)
     assert any(
         line.startswith("hash-seed-dependent: prompts depend on PYTHONHASHSEED") for line in lines
     )
     module.evaltasks_lint_ignore = {"t": ["hash-seed-dependent"]}
-    assert not any("hash-seed" in line for line in lint_lines(task, module, "t", True))
+    assert not any("hash-seed" in line for line in own_lines(task, module, True))
 
 
 def test_generation_rules_skip_docs_scored_by_loglikelihood() -> None:

@@ -479,11 +479,12 @@ def test_a_folder_of_task_modules_never_loads_the_lm_eval_source(tmp_path: Path)
     importing it) stays out, even when YAML files sit beside the modules."""
     import subprocess
 
-    from pytest_evaltasks.engine.sources import LightevalModules, source_kind_of
+    from pytest_evaltasks.engine.lighteval_source import LIGHTEVAL
+    from pytest_evaltasks.engine.sources import source_kind_of
 
     (tmp_path / "tasks.py").write_text(task_module("t"), encoding="utf-8")
     (tmp_path / "extra.yaml").write_text("task: t_yaml\ndataset_path: x\n", encoding="utf-8")
-    assert source_kind_of(tmp_path) == LightevalModules.kind
+    assert source_kind_of(tmp_path) == LIGHTEVAL
     probe = (
         "import sys; from pathlib import Path; from pytest_evaltasks import Registry; "
         f"Registry([Path({str(tmp_path)!r})]).resolve('t|0'); "

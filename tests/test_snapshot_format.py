@@ -14,9 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_evaltasks import Doc, Registry
+from pytest_evaltasks.engine.rendered import DocsRendered
 from pytest_evaltasks.engine.task import FewShotFromEvalWarning
+from pytest_evaltasks.snapshot.built import build_snapshot
 from pytest_evaltasks.snapshot.canonical import UnencodableValue, canonical
-from pytest_evaltasks.snapshot.facts import FORMAT_VERSION, build_snapshot
+from pytest_evaltasks.snapshot.facts import FORMAT_VERSION
 from pytest_evaltasks.snapshot.fingerprint import DocHasher
 from pytest_evaltasks.snapshot.gate import Outcome, judge
 from pytest_evaltasks.snapshot.line_text import quote_text as quoted
@@ -70,7 +72,7 @@ def snapshot_of(registry: Registry, spec: str = "t|3", settings: RunSettings | N
     """Build the snapshot of the one requested task."""
     (task,) = registry.load(spec)
     settings = settings or RunSettings()
-    return build_snapshot(task, task.build(settings.max_samples), settings)
+    return build_snapshot(DocsRendered.of(task, task.build(settings.max_samples)), settings)
 
 
 def doc_digest(doc: Doc) -> str:
@@ -141,7 +143,7 @@ def test_shown_docs_quote_every_line_and_stop_at_docs_shown(tmp_path: Path) -> N
     assert "--- prompt (plain text) ---\n| Q: train" in text
     assert "\n|\n| Q: train" in text  # the blank line between blocks stays visible
     assert list(shown_blocks(text)) == [
-        label for label, _ in snapshot_of(make_project(tmp_path)).result.docs[:2]
+        label for label, _ in snapshot_of(make_project(tmp_path)).rendered.docs[:2]  # type: ignore[attr-defined]
     ]
 
 

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from pytest_evaltasks import Registry
-from pytest_evaltasks.snapshot.facts import SnapshotFacts, build_snapshot
+from pytest_evaltasks.engine.rendered import DocsRendered
+from pytest_evaltasks.snapshot.built import build_snapshot
+from pytest_evaltasks.snapshot.facts import SnapshotFacts
 from pytest_evaltasks.snapshot.gate import Outcome, judge
 from pytest_evaltasks.snapshot.settings import RunSettings
 
@@ -152,7 +154,7 @@ def facts_of(root: Path, spec: str = "t|1") -> SnapshotFacts:
     registry = Registry([root / "tasks"], data_dir=root / "data")
     assert not registry.broken, [module.describe() for module in registry.broken]
     (task,) = registry.load(spec)
-    return build_snapshot(task, task.build(), RunSettings(), root=root).facts
+    return build_snapshot(DocsRendered.of(task, task.build()), RunSettings(), root=root).facts
 
 
 def changed_keys(left: SnapshotFacts, right: SnapshotFacts) -> set[str]:

@@ -20,7 +20,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import DatasetError
 from ..files import write_atomic
@@ -46,9 +46,25 @@ class SavedSlice:
     """Few-shot splits only 0-shot tasks read, absent from the dataset, so not saved."""
 
 
+class SlicePlan(Protocol):
+    """One slice folder a source will save, before anything is loaded: tasks whose plans
+    name the same folder are merged into the first one's."""
+
+    directory: Path
+
+    def merge(self, other: SlicePlan) -> None:
+        """Also save what `other` (a plan for the same folder) needs."""
+        ...
+
+    def prepare(self, count: int, root: Path | None = None) -> PreparedSlice:
+        """Load and check the first `count` rows of each split; nothing is written."""
+        ...
+
+
 @dataclass
 class SliceSource:
-    """One slice folder to write, and the splits the tasks reading it need."""
+    """One slice folder to write, and the splits the tasks reading it need (the `SlicePlan`
+    of lighteval-style tasks)."""
 
     directory: Path
     data_dir: Path
@@ -63,6 +79,14 @@ class SliceSource:
         """The slice folder of `task`'s data source, holding nothing yet; refused (naming the
         task) when it would be outside the data root or inside a local source folder."""
         return cls(slice_directory(task, data_dir), data_dir, task)
+
+    def merge(self, other: SlicePlan) -> None:
+        """Also save what the tasks of `other` read."""
+        assert isinstance(other, SliceSource)
+        self.add(other.task)
+
+    def prepare(self, count: int, root: Path | None = None) -> PreparedSlice:
+        return prepare_slice(self, count, root)
 
     def add(self, task: Task) -> None:
         """Also save what `task` reads (its data source must be this one's)."""

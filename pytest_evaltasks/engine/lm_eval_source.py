@@ -39,16 +39,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError, EvalTaskError, RegistryError
-from .rendered import RenderedTask, RenderedUnit
-from .sources import holds_task_modules
+from .rendered import LintDoc, LintTask, RenderedUnit, UnitsRendered, Upstream
+from .sources import SourceKind, holds_task_modules
 
 if TYPE_CHECKING:
     from ..snapshot.settings import RunSettings
     from .chat_template import ChatTemplate
-    from .registry import Entry, Registry
+    from .data_slices import PreparedSlice, SlicePlan
+    from .registry import Entry
+    from .sources import Registrar, SourceSetup
     from .task_string import TaskRequest
 
 KIND = "lm-eval"
+UPSTREAM_SETTING = "lm_eval"
+"""The `[settings]` key lm-eval's version is recorded under."""
+OWN_PREFIX = "lm_eval:"
+"""How a `config_source` inside lm-eval's installed task folder begins (`lm_eval:tasks/...`):
+a file of lm-eval's own, which its user does not edit."""
 CACHE_KEY = "evaltasks/lm-eval-index"
 RECORDS_VERSION = 1
 LINT_IGNORE_KEY = "evaltasks_lint_ignore"
@@ -155,11 +162,9 @@ class LmEvalYaml:
     """The lm-eval task folders of a registry (see the module docstring)."""
 
     kind = KIND
-    renders_units = True
 
-    def __init__(
-        self, folders: list[Path], data_dir: Path | None, wanted: Iterable[str] | None, cache: Any
-    ) -> None:
+    def __init__(self, folders: list[Path], setup: SourceSetup) -> None:
+        data_dir, wanted, cache = setup.data_dir, setup.wanted, setup.cache
         installed = _installed_folder()
         listed = [folder.resolve() for folder in folders]
         self.listed = listed
@@ -187,7 +192,7 @@ class LmEvalYaml:
 
     # registration ---------------------------------------------------------------------------
 
-    def register(self, registry: Registry) -> None:
+    def register(self, registrar: Registrar) -> None:
         from .lm_eval_adapter import LmEvalError, require
 
         try:
@@ -206,7 +211,7 @@ class LmEvalYaml:
             wanted |= self._group_members(self._replay(), set(self._names_in(full)))
         if wanted or full:
             self._index_names(wanted, exact=set(self.wanted or []))
-        self._publish(registry)
+        self._publish(registrar)
         self._save_cache()
 
     def _names_in(self, roots: list[Path]) -> Iterable[str]:
@@ -228,7 +233,7 @@ class LmEvalYaml:
                 return root
         return None
 
-    def partial_note(self, registry: Registry) -> str | None:
+    def partial_note(self) -> str | None:
         """What a run over some tasks indexed, for the header."""
         if not self.partial:
             return None
@@ -239,17 +244,17 @@ class LmEvalYaml:
             f"verified against its bytes and its includes')"
         )
 
-    def ensure(self, registry: Registry, names: Iterable[str]) -> None:
+    def ensure(self, registrar: Registrar, names: Iterable[str]) -> None:
         missing = [name for name in names if name not in self._trusted]
         groups = {name.split("::")[0] for name in missing if "::" in name}
         plain = [name for name in missing if "::" not in name]
         if plain or groups - self._trusted:
             self._index_names(set(plain) | groups, exact=set(plain) | groups)
-            self._publish(registry)
+            self._publish(registrar)
             self._save_cache()
         for group in sorted(groups):
             if group in self.index and self._kind(group) == "GROUP":
-                self._plan(registry, group)
+                self._plan(registrar, group)
 
     # the index ------------------------------------------------------------------------------
 
@@ -461,24 +466,23 @@ class LmEvalYaml:
 
         return kind_of(self.index[name])
 
-    def _publish(self, registry: Registry) -> None:
+    def _publish(self, registrar: Registrar) -> None:
         """Register every trusted task name (groups and tags are expanded on request)."""
         from .registry import Entry
         from .task_string import unwritable
 
         for warning in self.overrides:
-            if warning not in registry.shadowed:
-                registry.shadowed.append(warning)
+            registrar.warn(warning)
         for name in sorted(self._trusted):
             entry = self.index.get(name)
             if entry is None or self._kind(name) not in ("TASK", "PY_TASK"):
                 continue
-            if name in registry.entries or name in registry.unusable:
+            if registrar.known(name):
                 continue
             problem = unwritable(name)
             path = Path(entry.yaml_path) if entry.yaml_path else Path(".")
             if problem is not None:
-                registry.mark_unusable(
+                registrar.mark_unusable(
                     name, f"cannot be requested: its name {problem} (an lm-eval task)", path
                 )
                 continue
@@ -486,8 +490,8 @@ class LmEvalYaml:
             part = record.config if record is not None and record.config else {}
             version = part.get("__version__", [None])[0]
             ref = LmEvalRef(name, path, version, part.get("num_fewshot"))
-            registry.entries[name] = Entry(
-                name, path, ref, source=self, listed=self._root_of(path) in self.listed
+            registrar.put(
+                Entry(name, path, ref, source=self, listed=self._root_of(path) in self.listed)
             )
 
     def _load_cache(self) -> None:
@@ -527,14 +531,14 @@ class LmEvalYaml:
 
     # groups ---------------------------------------------------------------------------------
 
-    def members(self, registry: Registry, request: TaskRequest) -> list[TaskRequest] | None:
+    def members(self, registrar: Registrar, request: TaskRequest) -> list[TaskRequest] | None:
         name = request.name
         if name not in self.index or self._kind(name) not in ("GROUP", "TAG"):
             return None
-        leaves = self._plan(registry, name)
-        return [request.for_task(item) for item in leaves if item in registry.entries]
+        leaves = self._plan(registrar, name)
+        return [request.for_task(item) for item in leaves if registrar.registered(item)]
 
-    def _plan(self, registry: Registry, group: str) -> list[str]:
+    def _plan(self, registrar: Registrar, group: str) -> list[str]:
         """The item names a group or tag stands for, registering the variants it makes."""
         from .lm_eval_adapter import members
         from .registry import Entry
@@ -552,31 +556,30 @@ class LmEvalYaml:
         entry = self.index[group]
         origin = Path(entry.yaml_path) if entry.yaml_path else Path(".")
         names: list[str] = []
-        self.ensure_names(registry, [leaf.task for leaf in leaves if not leaf.variant])
+        self.ensure_names(registrar, [leaf.task for leaf in leaves if not leaf.variant])
         for leaf in leaves:
             if not leaf.variant:
                 names.append(leaf.task)
                 continue
             item = leaf.task if "::" in leaf.task else f"{group}::{leaf.task}"
             names.append(item)
-            if item not in registry.entries:
+            if not registrar.registered(item):
                 metadata = (leaf.config or {}).get("metadata") if leaf.config else None
                 version = metadata.get("version") if isinstance(metadata, dict) else None
                 ref = LmEvalRef(
                     leaf.task, origin, version, leaf.num_fewshot, via=group, config=leaf.config
                 )
-                registry.entries[item] = Entry(
-                    item, origin, ref, source=self, listed=self._root_of(origin) in self.listed
-                )
+                listed = self._root_of(origin) in self.listed
+                registrar.put(Entry(item, origin, ref, source=self, listed=listed))
         self._expanded[group] = names
         return list(names)
 
-    def ensure_names(self, registry: Registry, names: list[str]) -> None:
-        missing = [name for name in names if name not in registry.entries]
+    def ensure_names(self, registrar: Registrar, names: list[str]) -> None:
+        missing = [name for name in names if not registrar.registered(name)]
         if missing:
-            self.ensure(registry, missing)
+            self.ensure(registrar, missing)
 
-    def prepare_all(self, registry: Registry) -> None:
+    def prepare_all(self, registrar: Registrar) -> None:
         """Register the variants of every group of the listed folders but lm-eval's own (whose
         855 groups are planned only when one is named)."""
         for name in sorted(self.index):
@@ -587,7 +590,7 @@ class LmEvalYaml:
             installed = _installed_folder()
             if root in self.listed and (installed is None or not _same(root, installed)):
                 try:
-                    self._plan(registry, name)
+                    self._plan(registrar, name)
                 except RegistryError:
                     continue
 
@@ -619,7 +622,11 @@ class LmEvalYaml:
         path = ref.yaml_path or entry.origin
         return path, _line_of(path, ref.task)
 
-    def dependencies(self, entry: Entry) -> set[str]:
+    def dependencies(self, entry: Entry) -> dict[str, str]:
+        """Its YAML and every file it includes, its `!function` modules, its data folder."""
+        return dict.fromkeys(sorted(self._dependency_files(entry)), "")
+
+    def _dependency_files(self, entry: Entry) -> set[str]:
         if entry.name in self._dependencies:
             return self._dependencies[entry.name]
         from .lm_eval_adapter import dataset_of, hook_files, local_folder
@@ -647,15 +654,17 @@ class LmEvalYaml:
         self._dependencies[entry.name] = found
         return found
 
-    def lint_ignores(self, entry: Entry) -> list[str]:
+    def lint_ignores(self, entry: Entry) -> tuple[list[str], str]:
+        """`metadata: {evaltasks_lint_ignore: [...]}` in the task's YAML."""
+        where = f"the task's {LINT_IGNORE_KEY}"
         try:
             metadata = self.config(entry).get("metadata")
         except Exception:
-            return []
+            return [], where
         value = metadata.get(LINT_IGNORE_KEY) if isinstance(metadata, dict) else None
         if isinstance(value, str):
-            return [value]
-        return [str(rule) for rule in value] if isinstance(value, list) else []
+            return [value], where
+        return ([str(rule) for rule in value] if isinstance(value, list) else []), where
 
     def has_local_data(self, entry: Entry, data_dir: Path | None) -> bool:
         from .lm_eval_adapter import dataset_of, local_folder
@@ -666,7 +675,7 @@ class LmEvalYaml:
             return True  # its error is the item's to report
         return local_folder(data_dir, path, name) is not None
 
-    def suggestions(self, registry: Registry) -> list[str]:
+    def suggestions(self) -> list[str]:
         if not self._complete:
             for root in self.roots:
                 self._yaml_files(root)
@@ -676,25 +685,30 @@ class LmEvalYaml:
             self._save_cache()
         return list(self.index)
 
-    def prepare_slice(
-        self, entry: Entry, data_dir: Path, count: int, root: Path | None = None
-    ) -> Any:
-        """The first `count` rows of every split the task reads, from `datasets` (the Hub or
-        its cache), for `<data root>/<dataset_path>/<dataset_name or default>/`; written by
-        `data_slices.write_slice` once every slice of the run is loaded."""
-        from .data_slices import sliced
-        from .lm_eval_adapter import LmEvalError, dataset_of, load_for_slice, variant_config
+    def slice_plan(self, entry: Entry, request: TaskRequest, data_dir: Path) -> LmEvalSlice:
+        """`<data root>/<dataset_path>/<dataset_name or default>/`, for the first rows of
+        every split the task reads; refused (naming the task) outside the data root."""
+        from .lm_eval_adapter import dataset_of
 
-        ref = self._ref(entry)
-        with_hooks = ref.task if ref.via is None else variant_config(self.index, ref.via, ref.task)
-        config = self.config(entry)
-        path, name, kwargs = dataset_of(config)
+        path, name, _ = dataset_of(self.config(entry))
         if not isinstance(path, str) or not path or os.path.isabs(path) or ".." in Path(path).parts:
             raise DatasetError(
                 f"task {entry.name!r}: dataset_path {path!r} names no dataset inside the data "
                 f"root ({data_dir}); --evaltasks-save-data writes only there"
             )
         folder = data_dir / path / (name if isinstance(name, str) and name else "default")
+        return LmEvalSlice(self, entry, folder)
+
+    def prepare_slice(self, entry: Entry, folder: Path, count: int) -> PreparedSlice:
+        """The first `count` rows of every split the task reads, from `datasets` (the Hub or
+        its cache), for `folder`; written by `data_slices.write_slice` once every slice of the
+        run is loaded."""
+        from .data_slices import sliced
+        from .lm_eval_adapter import LmEvalError, dataset_of, load_for_slice, variant_config
+
+        ref = self._ref(entry)
+        with_hooks = ref.task if ref.via is None else variant_config(self.index, ref.via, ref.task)
+        path, name, kwargs = dataset_of(self.config(entry))
         try:
             dataset, splits = load_for_slice(self.index, with_hooks)
         except LmEvalError:
@@ -728,7 +742,7 @@ class LmEvalYaml:
         run: RunSettings,
         template: ChatTemplate | None,
         data_dir: Path | None,
-    ) -> RenderedTask:
+    ) -> UnitsRendered:
         from .lm_eval_adapter import BuildOptions, LmEvalError, build, variant_config
 
         ref = self._ref(entry)
@@ -763,7 +777,7 @@ class LmEvalYaml:
             request,
             run,
             installed.resolve() if installed is not None else None,
-            self.dependencies(entry),
+            self._dependency_files(entry),
         )
 
 
@@ -892,7 +906,7 @@ def _rendered(
     run: RunSettings,
     installed: Path | None,
     dependencies: set[str],
-) -> RenderedTask:
+) -> UnitsRendered:
     """lm-eval's built requests as rendered units, with the `[task]` fields they record."""
     from .lm_eval_adapter import lm_eval_version, plain_arguments
 
@@ -930,28 +944,33 @@ def _rendered(
     header["fewshot_pool"] = (
         "not loaded (0-shot)" if built.pool_size is None or not shots else f"{built.pool_size} docs"
     )
-    settings = {"lm_eval": _json(lm_eval_version())}
+    settings = {UPSTREAM_SETTING: _json(lm_eval_version())}
     if run.chat_template is not None:
         settings["fewshot_as_multiturn"] = _json(run.fewshot_as_multiturn)
     units = [_unit(doc, position, run, plain_arguments) for position, doc in enumerate(built.docs)]
-    inputs = {*built.data_files, *dependencies}
-    lint = {
-        "num_fewshot": shots,
-        "pool_size": built.pool_size,
-        "pool_is_eval": shots > 0 and built.fewshot_split == built.eval_split,
-        "output_type": header["output_type"],
-    }
-    return RenderedTask(
+    pool = built.pool_size
+    return UnitsRendered(
         name=label,
         version=built.version,
         header=header,
         settings=settings,
         units=units,
         total=built.total,
-        inputs=inputs,
-        lint=lint,
+        inputs={*built.data_files, *dependencies},
+        lint=LintTask(
+            pool_is_eval=shots > 0 and built.fewshot_split == built.eval_split,
+            pool_short=f"{pool} docs for {shots} shots"
+            if shots and isinstance(pool, int) and pool < shots
+            else None,
+        ),
         kind=KIND,
         caches=_cache_folders(),
+        upstream=Upstream(
+            name=KIND,
+            setting=UPSTREAM_SETTING,
+            owned=header["config_source"].startswith(OWN_PREFIX),
+        ),
+        ids="ids are lm-eval's doc ids, from 0",
     )
 
 
@@ -986,7 +1005,7 @@ def _source_text(path: Path | None, installed: Path | None) -> str:
         return "inline"
     if installed is not None:
         try:
-            return "lm_eval:tasks/" + path.resolve().relative_to(installed).as_posix()
+            return OWN_PREFIX + "tasks/" + path.resolve().relative_to(installed).as_posix()
         except ValueError:
             pass
     return str(path.resolve())
@@ -1064,7 +1083,63 @@ def _unit(doc: Any, position: int, run: RunSettings, plain: Any) -> RenderedUnit
         "fewshot_ids": doc.fewshot_ids,
         "prompt": contexts[0] if contexts else None,
     }
-    return RenderedUnit(str(doc.doc_id), position, fields, shown, texts, export)
+    label = str(doc.doc_id)
+    lint = _lint_doc(label, requests, target, doc.fewshot_ids)
+    return RenderedUnit(label, position, fields, shown, texts, export, lint)
+
+
+def _lint_doc(
+    label: str, requests: list[dict[str, Any]], target: Any, fewshot_ids: list[Any]
+) -> LintDoc:
+    """A doc's requests as the lint rules read them: a `loglikelihood` request scores its
+    continuation appended to its context (never a prompt continued freely); a
+    `generate_until` request generates until its `until` strings, within `max_gen_toks`."""
+    contexts = [r["arguments"][0] for r in requests if r.get("arguments")]
+    first = contexts[0] if contexts and isinstance(contexts[0], str) else ""
+    scored_first = bool(requests) and requests[0].get("type") == "loglikelihood"
+    pairs = [
+        (r["arguments"][0], r["arguments"][1])
+        for r in requests
+        if r.get("type") == "loglikelihood" and len(r.get("arguments", [])) > 1
+    ]
+    joins = [(c, k) for c, k in pairs if isinstance(c, str) and isinstance(k, str)]
+    rolling = bool(requests) and requests[0].get("type") == "loglikelihood_rolling"
+    blank = not rolling and bool(contexts) and not any(
+        isinstance(c, str) and c.strip() for c in contexts
+    )
+    continuations = [k for _, k in pairs]
+    single_context = len(set(map(repr, contexts))) <= 1
+    choices = [r for r in requests if r.get("type") == "loglikelihood"]
+    golds = [target] if isinstance(target, str) else [t for t in target if isinstance(t, str)] \
+        if isinstance(target, list) else []  # fmt: skip
+    generation = _generation_kwargs(requests)
+    until = generation.get("until")
+    stops = [until] if isinstance(until, str) else until or []
+    size = generation.get("max_gen_toks")
+    ids = [i for i in fewshot_ids if i is not None]
+    return LintDoc(
+        label=label,
+        prompt_end="" if scored_first else first[-1:],
+        joins=joins,
+        blank_query=blank,
+        scored=[k for k in continuations if isinstance(k, str)],
+        choice_keys=tuple(map(repr, continuations)) if single_context else (),
+        counted=len(choices) if len(choices) > 1 else 0,
+        asked=repr([r.get("arguments") for r in requests]),
+        golds=golds,
+        stops=[stop for stop in stops if isinstance(stop, str) and stop],
+        max_tokens=size if isinstance(size, int) else None,
+        fewshots_repeat=len(set(map(repr, ids))) < len(ids),
+    )
+
+
+def _generation_kwargs(requests: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first `generate_until` request's generation arguments (empty: none)."""
+    for request in requests:
+        if request.get("type") == "generate_until" and len(request.get("arguments", [])) > 1:
+            kwargs = request["arguments"][1]
+            return kwargs if isinstance(kwargs, dict) else {}
+    return {}
 
 
 def _plain_target(target: Any) -> Any:
@@ -1073,4 +1148,23 @@ def _plain_target(target: Any) -> Any:
     return _jsonable(target)
 
 
-__all__ = ["KIND", "LmEvalRef", "LmEvalYaml", "is_lm_eval_folder"]
+@dataclass
+class LmEvalSlice:
+    """One lm-eval task's slice to save (a `data_slices.SlicePlan`): tasks sharing a dataset
+    folder share the first one's slice."""
+
+    source: LmEvalYaml
+    entry: Entry
+    directory: Path
+
+    def merge(self, other: SlicePlan) -> None:
+        return None  # the first task's splits are the folder's
+
+    def prepare(self, count: int, root: Path | None = None) -> PreparedSlice:
+        return self.source.prepare_slice(self.entry, self.directory, count)
+
+
+SOURCE_KIND = SourceKind(KIND, is_lm_eval_folder, LmEvalYaml)
+"""lm-eval's YAML folders as a kind of task source (`sources.SOURCE_KINDS`)."""
+
+__all__ = ["KIND", "SOURCE_KIND", "LmEvalRef", "LmEvalYaml", "is_lm_eval_folder"]

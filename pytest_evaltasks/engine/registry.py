@@ -18,14 +18,23 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import RegistryError, TaskStringError, did_you_mean
 from .config import TaskConfig
-from .sources import TaskSource, make_sources
+from .sources import (
+    HasTaskConfigs,
+    ImportsModules,
+    SavesData,
+    SourceSetup,
+    TaskSource,
+    make_sources,
+)
 from .task_modules import LoadedModule, installed
 from .task_string import ACCEPTED_FORMS, ALL_TASKS, TaskRequest, parse_task_string, unwritable
 
 if TYPE_CHECKING:  # imported when a task is made: listing tasks never needs rows or sampling
+    from types import ModuleType
+
     from ..snapshot.settings import RunSettings
     from .chat_template import ChatTemplate
-    from .data_slices import PreparedSlice
+    from .data_slices import SlicePlan
     from .rendered import RenderedTask
     from .task import Task
 
@@ -132,23 +141,48 @@ class Registry:
                     f"(--evaltasks-dir) holding task modules with a TASKS_TABLE, or lm-eval "
                     f"YAML task configs"
                 )
+        setup = SourceSetup(self.data_dir, selected, wanted, cache)
         self.sources: list[TaskSource] = make_sources(
-            self.task_dirs, [Path(c) for c in custom_tasks], self.data_dir, selected, wanted, cache
+            self.task_dirs, [Path(c) for c in custom_tasks], setup
         )
         for source in self.sources:
             source.register(self)
-            self.partial = self.partial or bool(getattr(source, "partial", False))
+            self.partial = self.partial or source.partial
 
-    # registration ---------------------------------------------------------------------------
+    # registration: what sources call (`sources.Registrar`) ------------------------------------
 
     def add(self, entry: Entry, custom: bool = False) -> None:
-        """Register one name (sources call this); a name defined in two files is unusable,
-        naming both."""
+        """Register one name; a name defined in two files is unusable, naming both."""
         self._register(entry, custom)
 
+    def put(self, entry: Entry) -> None:
+        """Register a name its source has checked (a later definition wins)."""
+        self.entries[entry.name] = entry
+
     def mark_unusable(self, name: str, reason: str, *paths: Path) -> None:
-        """Make `name` unusable, keeping the first reason (sources call this)."""
+        """Make `name` unusable, keeping the first reason."""
         self._unusable(name, reason, *paths)
+
+    def mark_broken(self, path: Path, error: str) -> None:
+        """A task file that could not be read."""
+        self.broken.append(BrokenModule(path, error))
+
+    def warn(self, warning: str) -> None:
+        """A problem in files the user cannot edit, said once."""
+        if warning not in self.shadowed:
+            self.shadowed.append(warning)
+
+    def imported(self, loaded: LoadedModule) -> None:
+        """A task module's import record."""
+        self.modules.append(loaded)
+
+    def registered(self, name: str) -> bool:
+        """The name is registered."""
+        return name in self.entries
+
+    def known(self, name: str) -> bool:
+        """The name is registered, or known to be unusable."""
+        return name in self.entries or name in self.unusable
 
     def _register(self, entry: Entry, custom: bool) -> None:
         """Add one name; a name defined in two files is unusable, naming both."""
@@ -209,15 +243,17 @@ class Registry:
 
     def config(self, name: str) -> TaskConfig:
         """One lighteval-style task's config (lighteval's converted once, then kept)."""
-        entry = self.entries[name]
         source = self.source_of(name)
-        if source.renders_units:
+        if not isinstance(source, HasTaskConfigs):
             raise RegistryError(
                 f"task {name!r} is an {source.kind} task: it has no lighteval-style config "
                 f"(render it with Registry.render)"
             )
-        config: TaskConfig = source.config(entry)
-        return config
+        return source.task_config(self.entries[name])
+
+    def has_config(self, name: str) -> bool:
+        """The task has a lighteval-style config (`config`)."""
+        return isinstance(self.source_of(name), HasTaskConfigs)
 
     def location(self, name: str) -> tuple[Path, int]:
         """The file and line that define a task, without converting its config."""
@@ -227,30 +263,29 @@ class Registry:
         """The file that registered a task."""
         return self.entries[name].origin
 
-    def loaded_of(self, name: str) -> LoadedModule | None:
-        """The import record of the module that registered a task (None: not a module's)."""
-        loaded = getattr(self.source_of(name), "loaded_of", None)
-        return loaded(self.entries[name]) if loaded is not None else None
-
-    def module_of(self, name: str) -> Any:
+    def module_of(self, name: str) -> ModuleType | None:
         """The imported module that registered a task (None: not a module's)."""
-        module_of = getattr(self.source_of(name), "module_of", None)
-        return module_of(self.entries[name]) if module_of is not None else None
+        source = self.source_of(name)
+        return source.module_of(self.entries[name]) if isinstance(source, ImportsModules) else None
 
-    def version_of(self, name: str) -> Any:
+    def imported_inputs(self, name: str, within: Path) -> frozenset[str]:
+        """The project files a task's module read as it was imported (none: not a module's)."""
+        source = self.source_of(name)
+        if not isinstance(source, ImportsModules):
+            return frozenset()
+        return source.imported_inputs(self.entries[name], within)
+
+    def version_of(self, name: str) -> object:
         """A task's version, without converting its config."""
         return self.source_of(name).version(self.entries[name])
 
-    def renders_units(self, name: str) -> bool:
-        """The task renders into `RenderedTask` units (not through our `Task`)."""
-        return self.source_of(name).renders_units
-
-    def dependencies(self, name: str) -> set[str]:
-        """Files (absolute) whose change can change the task, as its source knows them."""
+    def dependencies(self, name: str) -> dict[str, str]:
+        """Files (absolute) whose change can change the task, as its source knows them, each
+        with what it is to the task."""
         return self.source_of(name).dependencies(self.entries[name])
 
-    def lint_ignores(self, name: str) -> list[str]:
-        """The lint rules the task's own files silence for it."""
+    def lint_ignores(self, name: str) -> tuple[list[str], str]:
+        """The lint rules the task's own files silence for it, and where they are set."""
         return self.source_of(name).lint_ignores(self.entries[name])
 
     def has_local_data(self, name: str) -> bool:
@@ -267,13 +302,7 @@ class Registry:
 
     def partial_notes(self) -> list[str]:
         """What a partial registry read, source by source (for the run's header)."""
-        notes = []
-        for source in self.sources:
-            note = getattr(source, "partial_note", None)
-            text = note(self) if note is not None else None
-            if text:
-                notes.append(text)
-        return notes
+        return [note for source in self.sources if (note := source.partial_note())]
 
     def prepare_all(self) -> None:
         """Register what `all` checks that sources register lazily (the variants the groups of
@@ -291,7 +320,7 @@ class Registry:
         sorted members."""
         groups: dict[str, list[str]] = {}
         for name in self.names:
-            if not self.entries[name].source or not self.source_of(name).renders_units:
+            if self.has_config(name):
                 groups.setdefault(name.split(":")[0], []).append(name)
         return {prefix: members for prefix, members in groups.items() if len(members) > 1}
 
@@ -360,17 +389,13 @@ class Registry:
 
         return Task(self.config(request.name), data_dir=self.data_dir, request=request)
 
-    def prepare_slice(
-        self, request: TaskRequest, data_dir: Path, count: int, root: Path | None = None
-    ) -> PreparedSlice:
-        """`--evaltasks-save-data` for a task whose source renders units: the first `count`
-        rows of each split it reads, loaded and checked, not yet written."""
+    def slice_plan(self, request: TaskRequest, data_dir: Path) -> SlicePlan:
+        """`--evaltasks-save-data`: where a task's slice goes and what it must hold (nothing
+        loaded yet)."""
         source = self.source_of(request.name)
-        prepare = getattr(source, "prepare_slice", None)
-        if prepare is None:
+        if not isinstance(source, SavesData):
             raise RegistryError(f"task {request.name!r}: its source cannot save data slices")
-        prepared: PreparedSlice = prepare(self.entries[request.name], data_dir, count, root)
-        return prepared
+        return source.slice_plan(self.entries[request.name], request, data_dir)
 
     def render(
         self,
@@ -378,13 +403,10 @@ class Registry:
         run: RunSettings | None = None,
         template: ChatTemplate | None = None,
     ) -> RenderedTask:
-        """One resolved request of a task whose source renders units (lm-eval's): what its
-        harness would send, doc by doc."""
+        """One resolved request rendered by its source: every evaluated doc, in order."""
         from ..snapshot.settings import RunSettings
 
         source = self.source_of(request.name)
-        if not source.renders_units:
-            raise RegistryError(f"task {request.name!r} is built with make_task, not rendered")
         return source.render(
             self.entries[request.name], request, run or RunSettings(), template, self.data_dir
         )
@@ -401,7 +423,7 @@ class Registry:
         if unknown:
             candidates = [*self.entries, *supersets]
             for source in self.sources:
-                candidates += source.suggestions(self)
+                candidates += source.suggestions()
             candidates = list(dict.fromkeys(candidates))
             lines.append(f"unknown task{'s' if len(unknown) > 1 else ''}:")
             lines += [f"  {name!r}{did_you_mean(name, candidates, n=3)}" for name in unknown]
@@ -434,7 +456,7 @@ class _Configs(Mapping[str, TaskConfig]):
 
     def _names(self) -> list[str]:
         registry = self._registry
-        return [name for name in registry.entries if not registry.renders_units(name)]
+        return [name for name in registry.entries if registry.has_config(name)]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names())
@@ -443,4 +465,4 @@ class _Configs(Mapping[str, TaskConfig]):
         return len(self._names())
 
     def __contains__(self, name: object) -> bool:
-        return name in self._registry.entries and not self._registry.renders_units(str(name))
+        return name in self._registry.entries and self._registry.has_config(str(name))

@@ -15,12 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..engine.doc import SamplingMethod
-from ..engine.rendering import plain_prompt_query
-
 if TYPE_CHECKING:
-    from ..engine.doc import Doc
-    from ..engine.task import TaskResult
+    from ..engine.rendered import LintDoc, RenderedTask
 
 IDS_SHOWN = 5
 IGNORE_VARIABLE = "evaltasks_lint_ignore"
@@ -66,70 +62,43 @@ class Finding:
         return f"{self.rule}: {what} ({count} doc{'s' if count != 1 else ''}: {shown}{more})"
 
 
-def lint(result: TaskResult, ignored: Iterable[str] = ()) -> list[Finding]:
-    """Every finding of every rule not ignored, in rule order.
-
-    Runs on every doc of every run (lint is on by default), so the per-doc rules are one pass
-    of plain checks, and what depends only on a doc's sampling methods is worked out once per
-    distinct set of them.
-    """
+def lint(rendered: RenderedTask, ignored: Iterable[str] = ()) -> list[Finding]:
+    """Every finding of every rule not ignored, in rule order, over any source's rendered task
+    (each doc in the rules' neutral form, `engine.rendered.LintDoc`)."""
     skip = set(ignored)
     found: dict[str, list[str]] = defaultdict(list)
     details: dict[str, str] = {}
-    for rule, task_check in _TASK_RULES.items():
-        if rule not in skip:
-            detail = task_check(result)
-            if detail is not None:
-                found[rule] = []
-                details[rule] = detail
-    kinds: dict[tuple[Any, ...], tuple[bool, bool]] = {}
-    shots: dict[tuple[int, ...], bool] = {}
+    pool = rendered.lint_task()
+    if pool.pool_is_eval:
+        found["pool-is-eval-split"] = []
+    if pool.pool_short is not None:
+        found["pool-too-small"] = []
+        details["pool-too-small"] = pool.pool_short
     by_count: dict[int, list[str]] = defaultdict(list)  # scored docs, by number of choices
-    seen: set[tuple[str, tuple[Any, ...]]] = set()
+    seen: set[Any] = set()
     repeats: list[str] = []
-    # A task's docs usually share one sampling-methods list and one examples list: the
-    # previous doc's answers are kept while the very same list comes back.
-    methods: Any = None
-    kind = (False, False)
-    examples: Any = None
-    repeated = False
-    for label, doc in result.docs:
-        if doc.sampling_methods is not methods or not methods:
-            methods = doc.sampling_methods
-            key = tuple(methods)
-            cached = kinds.get(key)
-            if cached is None or not key:
-                cached = kinds[key] = _kind(doc)
-            kind = cached
-        plain = _plain_choices(doc)  # the common case, worked out once for every rule
-        choices = _choice_keys(doc) if plain is None else tuple(plain)
-        if kind[0] and len(choices) > 1:
-            by_count[len(choices)].append(label)
-        asked = (doc.query, choices)
-        if asked in seen:
+    for doc in rendered.lint_docs():
+        label = doc.label
+        if doc.counted > 1:
+            by_count[doc.counted].append(label)
+        if doc.asked in seen:
             repeats.append(label)
         else:
-            seen.add(asked)
-        for rule in _doc_findings(doc, plain, choices, *kind):
-            if rule not in skip:
-                found[rule].append(label)
-                if rule == "stop-in-gold" and rule not in details:
-                    details[rule] = _stops_in_gold(doc)
-        if len(doc.fewshot_samples) > 1:  # docs drawing the same examples share the answer
-            if doc.fewshot_samples is not examples:
-                examples = doc.fewshot_samples
-                ids = tuple(map(id, examples))
-                if ids not in shots:
-                    shots[ids] = _repeats(examples)
-                repeated = shots[ids]
-            if repeated and "identical-fewshots" not in skip:
-                found["identical-fewshots"].append(label)
-    over_all = {"choice-count-varies": _odd_counts(by_count), "duplicate-docs": (repeats, "")}
-    for rule, (labels, detail) in over_all.items():
-        if rule not in skip and labels:
+            seen.add(doc.asked)
+        for rule in _doc_findings(doc):
+            found[rule].append(label)
+            if rule == "stop-in-gold" and rule not in details:
+                details[rule] = _stops_in_gold(doc)
+    found_all = {"choice-count-varies": _odd_counts(by_count), "duplicate-docs": (repeats, "")}
+    for rule, (labels, detail) in found_all.items():
+        if labels:
             found[rule] = labels
             details[rule] = detail
-    return [Finding(rule, found[rule], details.get(rule, "")) for rule in RULES if rule in found]
+    return [
+        Finding(rule, found[rule], details.get(rule, ""))
+        for rule in RULES
+        if rule in found and rule not in skip
+    ]
 
 
 def ignored_rules(module: Any, task_name: str) -> list[str]:
@@ -150,24 +119,20 @@ def unknown_rules(rules: Iterable[str]) -> list[str]:
 
 
 def lint_lines(
-    result: TaskResult,
-    module: Any,
+    rendered: RenderedTask,
+    own: list[str],
+    where: str,
     task_name: str,
     hash_seed_dependent: bool = False,
     ini_ignores: Iterable[tuple[str, list[str]]] = (),
 ) -> list[str]:
-    """A task's findings as lines, with the module's ignore list (and the ini file's, by task
-    name pattern) applied and checked: what an item reports, whether the task was built in
-    this process or in a fresh one."""
-    own = ignored_rules(module, task_name)
+    """A task's findings as lines, with its own ignores (from `where`, its source's place for
+    them) and the ini file's (by task name pattern) applied and checked: what an item reports,
+    whether the task was built in this process or in a fresh one."""
     return finding_lines(
-        lambda ignored: lint(result, ignored),
-        own,
-        task_name,
-        hash_seed_dependent,
-        ini_ignores,
-        IGNORE_VARIABLE,
-    )
+        lambda ignored: lint(rendered, ignored), own, task_name, hash_seed_dependent,
+        ini_ignores, where,
+    )  # fmt: skip
 
 
 def finding_lines(
@@ -198,135 +163,40 @@ def finding_lines(
     return lines
 
 
-# --- task rules: the pool ---------------------------------------------------------------------
-
-
-def _pool_is_eval(result: TaskResult) -> str | None:
-    return "" if result.pool_in_eval and result.pool_size is not None else None
-
-
-def _pool_too_small(result: TaskResult) -> str | None:
-    shots = result.request.num_fewshots
-    if result.pool_size is not None and (result.pool_size < shots or result.shortfall):
-        return f"{result.pool_size} docs for {shots} shots; {result.shortfall} docs got fewer"
-    return None
-
-
-_TASK_RULES: dict[str, Callable[[TaskResult], str | None]] = {
-    "pool-is-eval-split": _pool_is_eval,
-    "pool-too-small": _pool_too_small,
-}
-
-
 # --- doc rules --------------------------------------------------------------------------------
 
 
-def _kind(doc: Doc) -> tuple[bool, bool]:
-    """(scored by appending each choice, answered by generation), from the sampling methods;
-    without any (metrics of unknown kind), docs with several choices count as scored."""
-    methods = {str(getattr(method, "value", method)) for method in doc.sampling_methods}
-    if not methods:
-        count = len(_choice_keys(doc))
-        return count > 1, count <= 1
-    return SamplingMethod.LOGPROBS.value in methods, SamplingMethod.GENERATIVE.value in methods
-
-
-def _doc_findings(
-    doc: Doc, plain: list[str] | None, keys: tuple[Any, ...], scored: bool, generative: bool
-) -> list[str]:
-    """The names of the per-doc rules `doc` breaks (`plain`: its choices when a list of
-    strings; `keys`: one hashable value per choice)."""
-    choices = plain if plain is not None else _choice_texts(doc)
+def _doc_findings(doc: LintDoc) -> list[str]:
+    """The names of the per-doc rules `doc` breaks."""
     rules = []
-    end = _prompt_end(doc)
+    end = doc.prompt_end
     if end in (" ", "\t"):
         rules.append("trailing-space")
-    if scored:
-        if end == " " and any(choice.startswith(" ") for choice in choices):
-            rules.append("double-space-at-join")
-        if end and not end.isspace() and any(c and not c[0].isspace() for c in choices):
-            rules.append("glued-at-join")
-    query = doc.query
-    if (
-        not query
-        or query.isspace()  # no copy, as strip() makes
-        or (scored and any(not choice.strip() for choice in choices))
-    ):
+    joins = [(context, choice) for context, choice in doc.joins if context and choice]
+    if any(context[-1] == " " and choice[0] == " " for context, choice in joins):
+        rules.append("double-space-at-join")
+    if any(not context[-1].isspace() and not choice[0].isspace() for context, choice in joins):
+        rules.append("glued-at-join")
+    if doc.blank_query or any(not choice.strip() for choice in doc.scored):
         rules.append("empty-text")
+    keys = doc.choice_keys
     if len(set(keys)) < len(keys):
         rules.append("duplicate-choices")
-    if generative:
-        golds = _golds(doc)
-        stops = [stop for stop in doc.stop_sequences or [] if stop]
-        if stops and any(stop in gold for gold in golds for stop in stops):
-            rules.append("stop-in-gold")
-        size = doc.generation_size
-        if size is not None and size > 0 and max((len(g.split()) for g in golds), default=0) > size:
-            rules.append("generation-size-short")
+    golds, stops = doc.golds, doc.stops
+    if stops and any(stop in gold for gold in golds for stop in stops):
+        rules.append("stop-in-gold")
+    size = doc.max_tokens
+    if size is not None and size > 0 and max((len(g.split()) for g in golds), default=0) > size:
+        rules.append("generation-size-short")
+    if doc.fewshots_repeat:
+        rules.append("identical-fewshots")
     return rules
 
 
-def _stops_in_gold(doc: Doc) -> str:
+def _stops_in_gold(doc: LintDoc) -> str:
     """Which stop sequences a doc's golds hold, for the finding's text."""
-    golds = _golds(doc)
-    stops = [stop for stop in doc.stop_sequences or [] if stop and any(stop in g for g in golds)]
+    stops = [stop for stop in doc.stops if any(stop in gold for gold in doc.golds)]
     return "stop sequence " + ", ".join(repr(stop) for stop in stops) + " in the first such doc"
-
-
-def _repeats(examples: list[Doc]) -> bool:
-    """Two of these few-shot examples are the same question."""
-    keys = {(e.query, _choice_keys(e), repr(e.gold_index)) for e in examples}
-    return len(keys) < len(examples)
-
-
-def _plain_choices(doc: Doc) -> list[str] | None:
-    """The choices when they are the usual list of strings (the common case, checked in a few
-    type checks), else None."""
-    choices: Any = doc.choices
-    if type(choices) is list and all(type(choice) is str for choice in choices):
-        return choices
-    return None
-
-
-def _choice_texts(doc: Doc) -> list[str]:
-    """The texts of a doc's choices: a choice that is a list of aliases gives each alias, a
-    string of choices each character (as lighteval indexes it), no choices none."""
-    choices = doc.choices
-    if choices is None:
-        return []
-    if isinstance(choices, str):
-        return list(choices)
-    return [
-        alias for choice in choices for alias in (choice if isinstance(choice, list) else [choice])
-    ]
-
-
-def _choice_keys(doc: Doc) -> tuple[Any, ...]:
-    """A doc's choices as one hashable value per choice."""
-    plain = _plain_choices(doc)
-    if plain is not None:
-        return tuple(plain)
-    choices = doc.choices
-    if choices is None:
-        return ()
-    if isinstance(choices, str):
-        return tuple(choices)
-    return tuple(tuple(choice) if isinstance(choice, list) else choice for choice in choices)
-
-
-def _prompt_end(doc: Doc) -> str:
-    """The plain prompt's last character, without rendering it (the query ends it)."""
-    query = plain_prompt_query(doc)
-    if query:
-        return query[-1]
-    return "\n" if doc.instruction is not None or doc.fewshot_samples else ""
-
-
-def _golds(doc: Doc) -> list[str]:
-    try:
-        return [str(gold) for gold in doc.get_golds()]
-    except (IndexError, TypeError):
-        return []
 
 
 # --- rules over all docs ----------------------------------------------------------------------

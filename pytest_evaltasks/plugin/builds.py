@@ -21,18 +21,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..snapshot.built import BuiltSnapshot, build_snapshot
 from ..snapshot.check import FreshBuildError
-from ..snapshot.facts import SnapshotFacts, build_snapshot
+from ..snapshot.facts import SnapshotFacts
 from ..snapshot.settings import RunSettings
 from .renderings import split_item_name
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.registry import Registry
-    from ..engine.task_modules import LoadedModule
     from ..engine.task_string import TaskRequest
-    from ..snapshot.facts import BuiltSnapshot
-    from ..snapshot.units import UnitsSnapshot
     from .renderings import Rendering
 
 TIMEOUT = 600.0
@@ -48,76 +46,42 @@ def build_here(
     within: Path | None = None,
     hash_seed: int | None = None,
     label: str | None = None,
-) -> BuiltSnapshot | UnitsSnapshot:
-    """One task built and fingerprinted in this process: what every item and fresh process
-    does, so both build alike. The project files its code reads (at import and while it is
-    built) are observed and recorded, relative to the root; `within` is the folder project
-    files live in (the git checkout, or the root). A task whose source renders units (lm-eval's
-    YAML tasks) is rendered by its source, and the files the source knows it reads count too."""
+) -> BuiltSnapshot:
+    """One task rendered by its source and fingerprinted in this process: what every item and
+    fresh process does, so both build alike. The project files its code reads (at import and
+    while it renders) are observed and recorded, relative to the root; `within` is the folder
+    project files live in (the git checkout, or the root). The files the source knows the task
+    reads count too, and its caches never do."""
     from ..engine.collection import checkpoint
     from ..engine.inputs import InputRecorder, inputs_of, recorded_input
 
-    if registry.renders_units(request.name):
-        from ..snapshot.units import units_snapshot
-
-        with InputRecorder() as seen:
-            rendered = registry.render(request, run, template)
-        checkpoint(len(rendered.units))
-        known = {path for path in rendered.inputs if os.path.isfile(path)}
-        caches = tuple(os.path.join(os.path.abspath(c), "") for c in rendered.caches)
-        read = inputs_of(seen.modules, seen.files | known, within or root)
-        read = {path for path in read if not path.startswith(caches)}
-        inputs = tuple(recorded_input(path, root) for path in read)
-        return units_snapshot(rendered, run, template, root, hash_seed, inputs, label)
-    task = registry.make_task(request)
-    with InputRecorder() as seen:
-        result = task.build(run.max_samples)
-    checkpoint(len(result.docs))
-    loaded = registry.loaded_of(request.name)
     base = within or root
-    read = inputs_of(seen.modules, seen.files, base)
-    if loaded is not None:
-        read |= _module_inputs(loaded, base)
+    with InputRecorder() as seen:
+        rendered = registry.render(request, run, template)
+    checkpoint(rendered.size)
+    known = {path for path in rendered.inputs if os.path.isfile(path)}
+    read = inputs_of(seen.modules, seen.files | known, base)
+    if rendered.caches:
+        caches = tuple(os.path.join(os.path.abspath(c), "") for c in rendered.caches)
+        read = {path for path in read if not path.startswith(caches)}
+    read |= registry.imported_inputs(request.name, base)
     inputs = tuple(recorded_input(path, root) for path in read)
-    return build_snapshot(task, result, run, template, root, hash_seed, inputs, label)
-
-
-def _module_inputs(loaded: LoadedModule, within: Path) -> frozenset[str]:
-    """The project files a task module's import read (its own file, its project imports, files
-    it opened): the same for all of a module's tasks, so worked out once per import."""
-    from ..engine.inputs import inputs_of
-
-    if loaded.read is None or loaded.read[0] != str(within):
-        modules = {
-            loaded.name,
-            *(target for targets in loaded.edges.values() for target in targets),
-        }
-        files = {*loaded.opened, str(loaded.path.resolve())}
-        loaded.read = (str(within), frozenset(inputs_of(modules, files, within)))
-    return loaded.read[1]
+    return build_snapshot(rendered, run, template, root, hash_seed, inputs, label)
 
 
 def lint_of(
     registry: Registry,
-    built: BuiltSnapshot | UnitsSnapshot,
+    built: BuiltSnapshot,
     name: str,
     hash_seed_dependent: bool,
     ini_ignores: list[tuple[str, list[str]]],
 ) -> list[str]:
-    """A build's lint findings as lines, by the rules of its kind, with the ignores of the
-    task's own files and of the ini file."""
-    from ..snapshot.units import UnitsSnapshot
-
-    if isinstance(built, UnitsSnapshot):
-        from ..lint.units import lint_unit_lines
-
-        return lint_unit_lines(
-            built.rendered, registry.lint_ignores(name), name, hash_seed_dependent, ini_ignores
-        )
+    """A build's lint findings as lines, with the ignores of the task's own files and of the
+    ini file."""
     from ..lint.rules import lint_lines
 
-    module = registry.module_of(name)
-    return lint_lines(built.result, module, name, hash_seed_dependent, ini_ignores)
+    own, where = registry.lint_ignores(name)
+    return lint_lines(built.rendered, own, where, name, hash_seed_dependent, ini_ignores)
 
 
 def current_hash_seed() -> int | None:
@@ -379,7 +343,7 @@ def _facts_from(data: dict[str, Any]) -> SnapshotFacts:
 
 
 def reply_of(
-    built: BuiltSnapshot | UnitsSnapshot, docs_shown: int, lint: list[str], legacy: bool
+    built: BuiltSnapshot, docs_shown: int, lint: list[str], legacy: bool
 ) -> dict[str, Any]:
     """What a fresh process sends back for one build: its facts, the docs shown in full and
     its lint findings. The file's text is not sent: it is laid out again from the facts and the

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..engine.inputs import is_folder
-from ..engine.rows import local_dataset_dir
 from ..snapshot.line_text import unescape_line
 from ..snapshot.parse import SnapshotFileError, normalise, parse_head
 from ..snapshot.storage import SNAPSHOT_SUFFIX
@@ -233,11 +232,8 @@ def select_changed(
     modules = _module_reasons(registry, changed, root, shown)
     for name in names:
         entry = registry.entries[name]
-        if registry.renders_units(name):
-            reasons = _dependency_reasons(registry.dependencies(name), changed, shown)
-        else:
-            reasons = list(modules.get(entry.origin, ()))
-            reasons += _data_reasons(registry, entry.raw, changed, shown)
+        reasons = list(modules.get(entry.origin, ()))
+        reasons += _dependency_reasons(registry.dependencies(name), changed, shown)
         record = recorded.get(name)
         if record is None:
             reasons.append("no snapshot records what it reads")
@@ -249,16 +245,16 @@ def select_changed(
 
 
 def _dependency_reasons(
-    dependencies: Iterable[str], changed: ChangedFiles, shown: Callable[[str], str]
+    dependencies: dict[str, str], changed: ChangedFiles, shown: Callable[[str], str]
 ) -> list[str]:
-    """What a task's source says it reads (lm-eval: its YAML and every file it includes, its
-    `!function` modules, its data folder) that changed; a folder counts for any file in it."""
+    """What a task's source says it reads (its config files, its hooks' modules, its data)
+    that changed, each with what it is to the task; a folder counts for any file in it."""
     reasons = []
-    for path in sorted(dependencies):
+    for path, what in sorted(dependencies.items()):
         if changed.touches(path) or any(
             candidate.startswith(path + os.sep) for candidate in changed.paths
         ):
-            reasons.append(f"{shown(path)} changed")
+            reasons.append(f"{shown(path)} changed{what}")
     return reasons
 
 
@@ -307,42 +303,6 @@ def _input_reason(changed: ChangedFiles, path: str, shown: Callable[[str], str])
     if is_folder(path) and found != path.rstrip(os.sep):
         return f"{shown(found)} changed (in {shown(path.rstrip(os.sep))}/, which its code lists)"
     return f"{shown(found)} changed"
-
-
-def _data_reasons(
-    registry: Registry, raw: object, changed: ChangedFiles, shown: Callable[[str], str]
-) -> list[str]:
-    """The task's local data folder, its `hf_data_files` and a local `hf_repo`."""
-    repo = getattr(raw, "hf_repo", None)
-    subset = getattr(raw, "hf_subset", None)
-    candidates: list[str] = []
-    if registry.data_dir is not None and isinstance(repo, str):
-        folder = local_dataset_dir(
-            registry.data_dir, repo, subset if isinstance(subset, str) else None
-        )
-        candidates.append(str(folder.resolve()))
-    if isinstance(repo, str) and (os.path.isabs(repo) or os.path.isdir(repo)):
-        candidates.append(os.path.abspath(repo))
-    candidates += [os.path.abspath(path) for path in _strings(getattr(raw, "hf_data_files", None))]
-    reasons = []
-    for candidate in candidates:
-        if changed.touches(candidate) or any(
-            path.startswith(candidate + os.sep) for path in changed.paths
-        ):
-            reasons.append(f"{shown(candidate)} changed (its data)")
-    return reasons
-
-
-def _strings(value: object) -> Iterable[str]:
-    """The strings of an `hf_data_files` value (a str, a list, or a dict of either)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
 
 
 def _recorded_inputs(changed: ChangedFiles, snapshot_dir: Path, root: Path) -> dict[str, list[str]]:

@@ -22,7 +22,7 @@ from .options import resolve_options
 from .startup import build_registry, listed_names, plan_of, renderings_of, shown
 
 if TYPE_CHECKING:
-    from ..engine.data_slices import PreparedSlice, SliceSource
+    from ..engine.data_slices import PreparedSlice, SlicePlan
     from ..engine.task_string import TaskRequest
 
 
@@ -68,7 +68,7 @@ def save_data(config: pytest.Config) -> int:
 
     Every slice is loaded and checked before any is written, so an error leaves the data root
     as it was; tasks reading one data source share one slice."""
-    from ..engine.data_slices import SliceSource, prepare_slice, write_slice
+    from ..engine.data_slices import write_slice
     from ..files import WriteError
 
     options = resolve_options(config)
@@ -79,26 +79,18 @@ def save_data(config: pytest.Config) -> int:
         raise pytest.UsageError(f"--evaltasks-save-data must be at least 1, got {count}")
     registry = build_registry(options)
     writer = Writer(config)
-    slices: dict[Path, tuple[TaskRequest, SliceSource]] = {}
+    slices: dict[Path, tuple[TaskRequest, SlicePlan]] = {}
     problems: list[str] = []
-    prepared: list[tuple[TaskRequest, PreparedSlice]] = []
-    rendered: set[Path] = set()
     for request in plan_of(registry, options).requests:
         try:
-            if registry.renders_units(request.name):  # lm-eval's: its own dataset coordinates
-                item = registry.prepare_slice(request, options.data_dir, count, config.rootpath)
-                if item.directory not in rendered:
-                    rendered.add(item.directory)
-                    prepared.append((request, item))
-                continue
-            task = registry.make_task(request)
-            source = SliceSource.for_task(task, options.data_dir)
-            slices.setdefault(source.directory, (request, source))[1].add(task)
+            plan = registry.slice_plan(request, options.data_dir)
+            slices.setdefault(plan.directory, (request, plan))[1].merge(plan)
         except EvalTaskError as exc:
             problems.append(f"{request.label}: {exc}")
-    for request, source in slices.values():
+    prepared: list[tuple[TaskRequest, PreparedSlice]] = []
+    for request, plan in slices.values():
         try:
-            prepared.append((request, prepare_slice(source, count, config.rootpath)))
+            prepared.append((request, plan.prepare(count, config.rootpath)))
         except EvalTaskError as exc:
             problems.append(f"{request.label}: {exc}")
     if problems:

@@ -22,13 +22,8 @@ import pytest
 from ..files import write_atomic
 
 if TYPE_CHECKING:
-    from ..engine.chat_template import ChatTemplate
-    from ..engine.doc import Doc
-    from ..engine.task import Task, TaskResult
     from ..engine.task_string import TaskRequest
-    from ..snapshot.settings import RunSettings
-    from ..snapshot.units import UnitsSnapshot
-    from .renderings import Rendering
+    from ..snapshot.built import BuiltSnapshot
 
 EXPORT_PLUGIN = "evaltasks-export"
 REPORT_ATTRIBUTE = "evaltasks_export"
@@ -37,93 +32,19 @@ LINES_KEY: pytest.StashKey[str] = pytest.StashKey()
 """An item's export lines, from its check until its call report is made."""
 
 
-def export_lines(
-    item: str,
-    rendering: str,
-    task: Task,
-    result: TaskResult,
-    run: RunSettings,
-    template: ChatTemplate | None,
-) -> str:
-    """One JSON object per doc of a build, each on its own line (docs/ci.md: Export the prompts)."""
-    from ..engine.doc import golds_or_none
-    from ..engine.rendering import render_messages, render_plain
-
-    request = result.request
-    version = task.config.version
-    lines = []
-    for position, (label, doc) in enumerate(result.docs):
-        messages = render_messages(doc, run.system_prompt)
-        record: dict[str, Any] = {
-            "task": request.label,
-            "task_name": request.name,
-            "num_fewshots": request.num_fewshots,
-            "version": version,
-            "item": item,
-            "rendering": rendering,
-            "doc_id": doc.id,
-            "doc_label": label,
-            "position": position,
-            "query": doc.query,
-            "choices": doc.choices,
-            "gold_index": doc.gold_index,
-            "golds": golds_or_none(doc),
-            "instruction": doc.instruction,
-            "fewshot_ids": [example.id for example in doc.fewshot_samples],
-            "prompt": render_plain(doc, run.system_prompt),
-            "messages": messages,
-            "chat_template": run.chat_template,
-            "chat_template_text": _chat_text(template, messages),
-            "sampling": _sampling(doc),
-        }
-        lines.append(_json_line(record))
-    return "".join(lines)
-
-
-def export_unit_lines(
-    item: str, rendering: Rendering, request: TaskRequest, built: UnitsSnapshot
-) -> str:
-    """One JSON object per rendered unit (lm-eval's requests, doc by doc): the item's keys,
-    then what the unit's source records (`doc_id`, `position`, `request_type`, `requests`,
-    `contexts`, `continuations`, `generation_kwargs`, `target`, `fewshot_ids`, `prompt`)."""
-    rendered = built.rendered
-    lines = []
-    for unit in rendered.units:
-        record: dict[str, Any] = {
-            "task": request.label,
-            "task_name": request.name,
-            "num_fewshots": request.num_fewshots,
-            "version": rendered.version,
-            "item": item,
-            "rendering": rendering.key,
-            "source": rendered.kind,
-            "doc_label": unit.label,
-            **unit.export,
-            "system_prompt": rendering.run.system_prompt,
-            "chat_template": rendering.run.chat_template,
-        }
-        lines.append(_json_line(record))
-    return "".join(lines)
-
-
-def _chat_text(template: ChatTemplate | None, messages: list[Any]) -> str | None:
-    """The messages through the run's chat template, when one is in use."""
-    if template is None:
-        return None
-    from ..engine.chat_template import apply_chat_template
-
-    return apply_chat_template(template, messages)
-
-
-def _sampling(doc: Doc) -> dict[str, Any]:
-    """How the doc is sampled, as the snapshot's `sampling:` line says it."""
-    return {
-        "methods": [str(getattr(method, "value", method)) for method in doc.sampling_methods],
-        "generation_size": doc.generation_size,
-        "stop_sequences": doc.stop_sequences,
-        "num_samples": doc.num_samples,
-        "use_logits": doc.use_logits,
+def export_lines(item: str, rendering: str, request: TaskRequest, built: BuiltSnapshot) -> str:
+    """One JSON object per doc of a build, each on its own line (docs/ci.md: Export the
+    prompts): the item's keys, then the doc's record as its kind has it (`built.Form.export`)."""
+    head = {
+        "task": request.label,
+        "task_name": request.name,
+        "num_fewshots": request.num_fewshots,
+        "version": built.rendered.version,
+        "item": item,
+        "rendering": rendering,
     }
+    form = built.form
+    return "".join(_json_line({**head, **form.export(p)}) for p in range(built.size))
 
 
 def _json_line(record: dict[str, Any]) -> str:

@@ -18,14 +18,13 @@ from ..engine.collection import checkpoint, long_lived
 from ..errors import EvalTaskError
 from ..files import holds
 from ..lint.rules import IGNORE_VARIABLE
+from ..snapshot.built import BuiltSnapshot
 from ..snapshot.check import CheckMode, Decision, RecordedInput, check
-from ..snapshot.facts import BuiltSnapshot
 from ..snapshot.failure import FailureReport
 from ..snapshot.gate import Outcome
 from ..snapshot.parse import SnapshotFileError
 from ..snapshot.storage import decode, read_snapshot_text, snapshot_filename
 from ..snapshot.syrupy_extension import write_snapshot
-from ..snapshot.units import UnitsSnapshot
 from .builds import FreshBuild, build_here, lint_of, other_seed
 from .context import RunContext
 from .lookahead import Checked
@@ -85,13 +84,13 @@ class EvalTasksCollector(pytest.Collector):
         for request in context.plan.requests:
             source, line = registry.location(request.name)
             wanted_keys = [rendering.key for rendering in context.renderings]
-            module = registry.module_of(request.name)
-            allowed_keys = allowed(module, request.name, wanted_keys)
+            task_module = registry.module_of(request.name)
+            allowed_keys = allowed(task_module, request.name, wanted_keys)
             recorded = context.plan.recorded.get(request.key, [])
             for key in [*allowed_keys, *(k for k in recorded if k not in allowed_keys)]:
                 name = item_name(request.label, key)
                 filename = snapshot_filename(name)
-                if key in recorded and key not in allowed(module, request.name, [key]):
+                if key in recorded and key not in allowed(task_module, request.name, [key]):
                     path = context.options.snapshot_dir / filename
                     reason = (
                         f"records the rendering {key!r} of {request.label!r}, which its task "
@@ -331,21 +330,15 @@ class TaskItem(CheckItem):
         """`--evaltasks-export`: this item's docs as JSON lines, for its call report. The build
         the check used; one made here when the check made none in this process (an unreadable
         snapshot, a task built in a fresh process under a fixed hash seed)."""
-        from .export import LINES_KEY, export_lines, export_unit_lines
+        from .export import LINES_KEY, export_lines
 
         built = decision.built
-        if not isinstance(built, (BuiltSnapshot, UnitsSnapshot)):
+        if not isinstance(built, BuiltSnapshot):
             try:
                 built = _Builds(self, context).here()
             except EvalTaskError:
                 return  # the item fails or is reported for its own reason; nothing to export
-        rendering = context.rendering(self.rendering)
-        if isinstance(built, UnitsSnapshot):
-            self.stash[LINES_KEY] = export_unit_lines(self.name, rendering, self.request, built)
-            return
-        self.stash[LINES_KEY] = export_lines(
-            self.name, rendering.key, built.task, built.result, rendering.run, rendering.template
-        )
+        self.stash[LINES_KEY] = export_lines(self.name, self.rendering, self.request, built)
 
     def _where(self, context: RunContext) -> str:
         """The snapshot file as messages name it: relative to the root when inside it (the
@@ -386,7 +379,7 @@ class TaskItem(CheckItem):
         if isinstance(built, FreshBuild):
             lines = list(built.lint)
         else:
-            assert isinstance(built, (BuiltSnapshot, UnitsSnapshot))
+            assert isinstance(built, BuiltSnapshot)
             lines = lint_of(
                 context.registry,
                 built,
@@ -428,7 +421,7 @@ class _Builds:
         self.item = item
         self.context = context
 
-    def here(self) -> BuiltSnapshot | UnitsSnapshot:
+    def here(self) -> BuiltSnapshot:
         """Build the task in this process (a second call builds it again)."""
         context = self.context
         rendering = context.rendering(self.item.rendering)

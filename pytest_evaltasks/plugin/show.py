@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..snapshot.layout import doc_block
-
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.registry import Registry
@@ -55,74 +53,34 @@ def show(
     """The text to print for every requested task; a task that fails (its prompt function
     raises) is reported and the others are still shown; missing ids count as problems."""
     from ..errors import EvalTaskError
+    from ..snapshot.built import form_of
 
     shown = Shown([])
     lines = shown.lines
     for request in requests:
-        if registry.renders_units(request.name):
-            _show_units(registry, request, selection, settings, template, shown)
-            continue
         try:
-            task = registry.make_task(request)
-            result = task.build(settings.max_samples)
+            rendered = registry.render(request, settings, template)
         except EvalTaskError as exc:
             lines.append(f"=== {request.label}: {type(exc).__name__}: {exc}")
             lines.append("")
             shown.problems += 1
             continue
-        total = len(result.docs)
+        form = form_of(rendered, settings, template, None)
+        labels = rendered.labels()
         chosen = [
-            (position, label, doc)
-            for position, (label, doc) in enumerate(result.docs)
+            (position, label)
+            for position, label in enumerate(labels)
             if (position < selection.count if not selection.ids else label in selection.ids)
         ]
-        lines.append(f"=== {request.label}: {len(chosen)} of {total} docs (version {task.version})")
+        lines.append(
+            f"=== {request.label}: {len(chosen)} of {len(labels)} docs "
+            f"(version {rendered.version})"
+        )
         missing = [ident for ident in selection.ids if ident not in {c[1] for c in chosen}]
         if missing:
             shown.problems += 1
-            lines.append(f"no doc with id {', '.join(missing)} (ids run from 0; labels are split/id"
-                         f" when a task has several evaluation splits)")  # fmt: skip
-        for position, label, doc in chosen:
-            lines.append(doc_block(position, total, label, doc, settings, template))
+            lines.append(f"no doc with id {', '.join(missing)} ({rendered.ids})")
+        for position, _ in chosen:
+            lines.append(form.block(position))
             lines.append("")
     return shown
-
-
-def _show_units(
-    registry: Registry,
-    request: TaskRequest,
-    selection: Selection,
-    settings: RunSettings,
-    template: ChatTemplate | None,
-    shown: Shown,
-) -> None:
-    """A task whose source renders units (lm-eval's): each doc's requests, as its snapshot
-    shows them."""
-    from ..errors import EvalTaskError
-    from ..snapshot.units import unit_block
-
-    lines = shown.lines
-    try:
-        rendered = registry.render(request, settings, template)
-    except EvalTaskError as exc:
-        lines.append(f"=== {request.label}: {type(exc).__name__}: {exc}")
-        lines.append("")
-        shown.problems += 1
-        return
-    units = rendered.units
-    chosen = [
-        (position, unit)
-        for position, unit in enumerate(units)
-        if (position < selection.count if not selection.ids else unit.label in selection.ids)
-    ]
-    lines.append(
-        f"=== {request.label}: {len(chosen)} of {len(units)} docs (version "
-        f"{rendered.version})"
-    )
-    missing = [ident for ident in selection.ids if ident not in {u.label for _, u in chosen}]
-    if missing:
-        shown.problems += 1
-        lines.append(f"no doc with id {', '.join(missing)} (ids are lm-eval's doc ids, from 0)")
-    for position, unit in chosen:
-        lines.append(unit_block(position, len(units), unit))
-        lines.append("")

@@ -66,14 +66,15 @@ def _indexed_modules(
     options: Options, cache: Any, wanted: list[str], prefix: bool
 ) -> list[Path] | None:
     """The module files a run over `wanted` names must import; None: all of them."""
+    from ..engine.lighteval_source import LIGHTEVAL
     from ..engine.module_index import ModuleIndex, environment_key, select_modules
-    from ..engine.sources import LightevalModules, source_kind_of
+    from ..engine.sources import source_kind_of
     from ..engine.task_modules import discover
 
     candidates = [
         path
         for directory in options.task_dirs
-        if directory.is_dir() and source_kind_of(directory) == LightevalModules.kind
+        if directory.is_dir() and source_kind_of(directory) == LIGHTEVAL
         for path in discover(directory)
     ]
     index = ModuleIndex.from_json(cache.get(INDEX_KEY, None))

@@ -1,6 +1,6 @@
 """What a snapshot records about one task run: the facts the gate compares.
 
-Pure functions, no pytest. `build_snapshot` fingerprints a task's finished docs and returns the
+Pure functions, no pytest. `built.build_snapshot` fingerprints a rendered task and returns the
 facts; the file's text is laid out by `layout` only when it is needed (to write it, or to show a
 diff), and read back by `parse`.
 
@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..engine.metrics import MetricRef, metric_category, metric_name
 from ..errors import UnrecordableValueError
 from .canonical import UnencodableValue
-from .fingerprint import DocHasher
 from .identity import (
     UnidentifiableValue,
     identity,
@@ -43,9 +42,7 @@ T = TypeVar("T")
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..engine.chat_template import ChatTemplate
     from ..engine.task import Task, TaskResult
-    from .settings import RunSettings
 
 FORMAT_VERSION = 3
 """Bump when anything that goes into the file or a hash changes; never a prompt change."""
@@ -173,133 +170,6 @@ def content_fingerprint(facts: SnapshotFacts) -> str:
     lines.append("[doc hashes]")
     text = "\n".join(lines) + "\n" + facts.hash_text
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-class LaidOut:
-    """What a fingerprinted run lays out on demand: the file's text and the docs shown in
-    full. A subclass says how many docs it has, their labels, and how one doc is shown."""
-
-    facts: SnapshotFacts
-
-    @property
-    def size(self) -> int:
-        """Docs (or units) rendered."""
-        raise NotImplementedError
-
-    def label(self, position: int) -> str:
-        """The label, as recorded, of the doc (or unit) at `position`."""
-        raise NotImplementedError
-
-    def block(self, position: int) -> str:
-        """One doc (or unit) in full."""
-        raise NotImplementedError
-
-    def text(self, docs_shown: int) -> str:
-        """The whole file, with the first `docs_shown` docs in full."""
-        from .layout import layout
-
-        return layout(self.facts, docs_shown, self._blocks(docs_shown))
-
-    def shown_text(self, docs_shown: int) -> str:
-        """The part of the file after the doc hashes: the docs shown in full."""
-        return "".join(f"\n{block}\n" for block in self._blocks(docs_shown))
-
-    def _blocks(self, docs_shown: int) -> list[str]:
-        return [self.block(position) for position in range(min(docs_shown, self.size))]
-
-    def shown_blocks(self, docs_shown: int) -> dict[str, str]:
-        """The docs shown in full, by label as recorded."""
-        shown = range(min(docs_shown, self.size))
-        return {self.label(position): self.block(position) for position in shown}
-
-    def position_of(self, label: str) -> int | None:
-        """A doc's position in evaluation order, by its label as recorded."""
-        return next((p for p in range(self.size) if self.label(p) == label), None)
-
-    def block_of(self, label: str) -> str | None:
-        """One doc in full by label; None when this run did not render it."""
-        position = self.position_of(label)
-        return self.block(position) if position is not None else None
-
-
-class BuiltSnapshot(LaidOut):
-    """One task run, fingerprinted; its text is laid out on demand."""
-
-    def __init__(
-        self,
-        task: Task,
-        result: TaskResult,
-        settings: RunSettings,
-        template: ChatTemplate | None,
-        root: Path | None,
-        hash_seed: int | None = None,
-        inputs: tuple[str, ...] = (),
-        label: str | None = None,
-    ) -> None:
-        self.task = task
-        self.result = result
-        self.settings = settings
-        self.template = template
-        self.root = root
-        hasher = DocHasher()
-        hashes, header = fingerprinted(
-            result.request.label,
-            result.docs,
-            hasher.digest,
-            lambda: task_fields(task, result, root, label),
-        )
-        self.facts = recorded_facts(header, settings.recorded(), hashes, hash_seed, inputs)
-
-    @property
-    def size(self) -> int:
-        """Docs rendered."""
-        return len(self.result.docs)
-
-    @property
-    def partial(self) -> bool:
-        """Fewer docs rendered than the task has (`--evaltasks-max-samples`)."""
-        return self.size < self.result.num_eval_docs
-
-    def facts_in(self, format_version: int) -> SnapshotFacts:
-        """These facts as an older format records them (to verify a file in that format)."""
-        if format_version == FORMAT_VERSION:
-            return self.facts
-        from . import format_v2
-
-        hashes = {escape_line(k): v for k, v in format_v2.hash_lines(self.result.docs).items()}
-        return SnapshotFacts(
-            format_version=format_v2.FORMAT,
-            task=format_v2.task_header(self.task, self.result),
-            settings=format_v2.settings(self.settings),
-            layout={},
-            hashes=dict(sorted(hashes.items(), key=lambda item: label_key(item[0]))),
-        )
-
-    def label(self, position: int) -> str:
-        """The doc's label as recorded."""
-        return escape_line(self.result.docs[position][0])
-
-    def block(self, position: int) -> str:
-        """One doc in full: ids, the prompt exactly as sent, choices and golds."""
-        from .layout import doc_block
-
-        label, doc = self.result.docs[position]
-        return doc_block(position, self.size, label, doc, self.settings, self.template)
-
-
-def build_snapshot(
-    task: Task,
-    result: TaskResult,
-    settings: RunSettings,
-    template: ChatTemplate | None = None,
-    root: Path | None = None,
-    hash_seed: int | None = None,
-    inputs: tuple[str, ...] = (),
-    label: str | None = None,
-) -> BuiltSnapshot:
-    """Fingerprint every doc of a finished task run; `inputs` are the project files its code
-    read, relative to the root; `label` names the item (default: the task string)."""
-    return BuiltSnapshot(task, result, settings, template, root, hash_seed, inputs, label)
 
 
 def fingerprinted(

@@ -1,8 +1,9 @@
 """A snapshot of rendered units: what a source that drives another harness records.
 
-`UnitsSnapshot` is the `Built` of a `engine.rendered.RenderedTask` (lm-eval's requests, one
-unit per evaluated doc): its facts are the same `SnapshotFacts` a lighteval-style task records,
-so the check, the gate, the parser and format 3 judge it unchanged.
+`built.UnitsForm` records an `engine.rendered.UnitsRendered` (another harness's requests, one
+unit per evaluated doc) through these functions: its facts are the same `SnapshotFacts` a
+lighteval-style task records, so the check, the gate, the parser and format 3 judge it
+unchanged.
 
     [task]         the source's header fields (name, version, dataset, splits, shots, output
                    type, metrics, filters, generation arguments, ...), then `docs: N`
@@ -22,7 +23,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from .canonical import canonical, typed_keys
-from .facts import LaidOut, SnapshotFacts, fingerprinted, recorded_facts, value_summary
+from .facts import value_summary
 from .fingerprint import DIGEST_SIZE
 from .identity import relative_path_text
 from .line_text import escape_line, file_json, quote_text
@@ -30,9 +31,7 @@ from .line_text import escape_line, file_json, quote_text
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..engine.chat_template import ChatTemplate
-    from ..engine.rendered import RenderedTask, RenderedUnit
-    from .settings import RunSettings
+    from ..engine.rendered import RenderedUnit, UnitsRendered
 
 
 def unit_digest(unit: RenderedUnit) -> str:
@@ -62,63 +61,17 @@ def _plain(value: Any, root: Path | None, path: str) -> Any:
     return f"<{value_summary(value, root, path)}>"
 
 
-class UnitsSnapshot(LaidOut):
-    """One rendered task, fingerprinted; its text laid out on demand (a `check.Built`)."""
-
-    def __init__(
-        self,
-        rendered: RenderedTask,
-        settings: RunSettings,
-        template: ChatTemplate | None,
-        root: Path | None,
-        hash_seed: int | None = None,
-        inputs: tuple[str, ...] = (),
-        label: str | None = None,
-    ) -> None:
-        self.rendered = rendered
-        self.settings = settings
-        self.template = template
-        self.root = root
-        hashes, header = fingerprinted(
-            label or rendered.name,
-            ((unit.label, unit) for unit in rendered.units),
-            unit_digest,
-            lambda: self._header(label or rendered.name),
-        )
-        settings_recorded = {**settings.recorded(), **rendered.settings}
-        self.facts = recorded_facts(header, settings_recorded, hashes, hash_seed, inputs)
-
-    def _header(self, label: str) -> dict[str, str]:
-        header = {
-            "name": escape_line(label),
-            "version": file_json(_plain(self.rendered.version, self.root, "version")),
-        }
-        for key, value in self.rendered.header.items():
-            header[escape_line(key)] = header_value(value, self.root, key)
-        header["docs"] = str(self.rendered.total)
-        return header
-
-    @property
-    def size(self) -> int:
-        """Units rendered."""
-        return len(self.rendered.units)
-
-    @property
-    def partial(self) -> bool:
-        """Fewer units rendered than the task has (`--evaltasks-max-samples`)."""
-        return self.size < self.rendered.total
-
-    def facts_in(self, format_version: int) -> SnapshotFacts:
-        """The facts (rendered units were first recorded in format 3: no older form)."""
-        return self.facts
-
-    def label(self, position: int) -> str:
-        """The unit's label as recorded."""
-        return escape_line(self.rendered.units[position].label)
-
-    def block(self, position: int) -> str:
-        """One unit in full: its fields, then each text exactly as sent."""
-        return unit_block(position, self.size, self.rendered.units[position])
+def units_header(rendered: UnitsRendered, label: str, root: Path | None) -> dict[str, str]:
+    """The `[task]` section of a rendered task's units: its name and version, the source's
+    header values, then its doc count."""
+    header = {
+        "name": escape_line(label),
+        "version": file_json(_plain(rendered.version, root, "version")),
+    }
+    for key, value in rendered.header.items():
+        header[escape_line(key)] = header_value(value, root, key)
+    header["docs"] = str(rendered.total)
+    return header
 
 
 def unit_block(position: int, total: int, unit: RenderedUnit) -> str:
@@ -141,17 +94,3 @@ def _shown_json(value: Any) -> str:
         return file_json(value)
     except (TypeError, ValueError):
         return escape_line(f"<{type(value).__name__}>")
-
-
-def units_snapshot(
-    rendered: RenderedTask,
-    settings: RunSettings,
-    template: ChatTemplate | None = None,
-    root: Path | None = None,
-    hash_seed: int | None = None,
-    inputs: tuple[str, ...] = (),
-    label: str | None = None,
-) -> UnitsSnapshot:
-    """Fingerprint every unit of a rendered task; `inputs` are the project files it read,
-    relative to the root; `label` names the item (default: the task's name)."""
-    return UnitsSnapshot(rendered, settings, template, root, hash_seed, inputs, label)

@@ -1,0 +1,288 @@
+"""lighteval-style task modules as a task source: `*.py` files with a `TASKS_TABLE`.
+
+Each module is imported quietly (`task_modules`), and each config of its table registered under
+its name: our `TaskConfig`s, or lighteval's own `LightevalTaskConfig`s (converted by
+`lighteval_adapter` when a task is first used). A task renders through our own `Task` into
+`rendered.DocsRendered`: its docs, with their few-shot examples, in lighteval's order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from ..errors import RegistryError, TaskConfigError
+
+if TYPE_CHECKING:
+    from ..snapshot.settings import RunSettings
+    from .chat_template import ChatTemplate
+    from .config import TaskConfig
+    from .data_slices import SliceSource
+    from .registry import Entry
+    from .rendered import DocsRendered
+    from .sources import Registrar, SourceSetup
+    from .task_modules import LoadedModule
+    from .task_string import TaskRequest
+
+LIGHTEVAL = "lighteval"
+"""The kind's name, for messages and listings."""
+
+IDS = "ids run from 0; labels are split/id when a task has several evaluation splits"
+
+
+class LightevalModules:
+    """The task modules of a registry's lighteval-style folders and custom task files."""
+
+    kind = LIGHTEVAL
+
+    def __init__(self, folders: list[Path], custom_tasks: list[Path], setup: SourceSetup) -> None:
+        self.folders = folders
+        self.custom_tasks = custom_tasks
+        self.only = setup.only
+        self.data_dir = setup.data_dir
+        self.modules: list[LoadedModule] = []
+        """Every module imported, in order (broken ones included)."""
+        self._seen_files: set[Path] = set()
+        self._sources: dict[str, Path | None] = {}
+        """A config's `source_file` as a path, None when it is no file (one stat per file,
+        not per task: a module of thousands of tasks has one source file)."""
+
+    @property
+    def partial(self) -> bool:
+        return self.only is not None
+
+    # registration -------------------------------------------------------------------------
+
+    def register(self, registrar: Registrar) -> None:
+        from .task_modules import discover
+
+        for directory in self.folders:
+            for path in discover(directory):
+                if self.only is None or path.resolve() in self.only:
+                    self._register_module(registrar, path, custom=False)
+        for custom in self.custom_tasks:
+            path = Path(custom)
+            if not path.is_file():
+                raise RegistryError(f"custom task file {path} does not exist")
+            if self.only is None or path.resolve() in self.only:
+                self._register_module(registrar, path, custom=True)
+
+    def _register_module(self, registrar: Registrar, path: Path, custom: bool) -> None:
+        """Import one module and register its TASKS_TABLE, or record it as broken."""
+        from .task_modules import load_module, module_name_for
+
+        if path.resolve() in self._seen_files:
+            return
+        self._seen_files.add(path.resolve())
+        loaded = load_module(path, module_name_for(path))
+        self.modules.append(loaded)
+        registrar.imported(loaded)
+        if loaded.module is None:
+            if custom:
+                raise RegistryError(f"custom task file {path} failed to import:\n{loaded.error}")
+            registrar.mark_broken(path, loaded.error or "")
+            return
+        table: Any = getattr(loaded.module, "TASKS_TABLE", [])
+        if isinstance(table, (str, bytes)) or not isinstance(table, Iterable):
+            registrar.mark_broken(path, "TASKS_TABLE must be a list of task configs\n")
+            return
+        self._register_table(registrar, path, table, custom)
+
+    def _register_table(
+        self, registrar: Registrar, path: Path, table: Iterable[Any], custom: bool
+    ) -> None:
+        """Register each config of a module's table; a name defined twice in one module is
+        unusable, unless the module is installed (the last definition wins, as in
+        lighteval)."""
+        from .config import TaskConfig
+        from .lighteval_adapter import is_task_config_like
+        from .registry import Entry
+        from .task_modules import installed
+
+        names: dict[str, int] = {}
+        for position, item in enumerate(table):
+            if not isinstance(item, TaskConfig) and not is_task_config_like(item):
+                registrar.mark_broken(
+                    path,
+                    f"TASKS_TABLE[{position}] is a {type(item).__module__}."
+                    f"{type(item).__name__}, not a task config (a pytest_evaltasks "
+                    f"TaskConfig or a lighteval LightevalTaskConfig)\n",
+                )
+                continue
+            name = str(item.name)
+            if name in names and installed(path):
+                registrar.warn(
+                    f"task {name!r} is defined twice in {path} (TASKS_TABLE[{names[name]}] and "
+                    f"[{position}]); the last definition is used, as lighteval uses it"
+                )
+                registrar.put(Entry(name, path, item, source=self))
+                names[name] = position
+                continue
+            if name in names:
+                registrar.mark_unusable(
+                    name,
+                    f"is defined twice in {path} (TASKS_TABLE[{names[name]}] "
+                    f"and [{position}]); rename one",
+                    path,
+                )
+                continue
+            names[name] = position
+            registrar.add(Entry(name, path, item, source=self), custom)
+
+    def ensure(self, registrar: Registrar, names: Iterable[str]) -> None:
+        return None
+
+    def members(self, registrar: Registrar, request: TaskRequest) -> list[TaskRequest] | None:
+        return None
+
+    def prepare_all(self, registrar: Registrar) -> None:
+        return None
+
+    def partial_note(self) -> str | None:
+        """What a run over some tasks imported, for the header."""
+        if self.only is None:
+            return None
+        count = len(self.modules)
+        return (
+            f"imported {count} task module{'s' if count != 1 else ''} that can define the tasks "
+            f"asked for (the module index in pytest's cache, verified against the files; the "
+            f"others are unchanged since they were indexed)"
+        )
+
+    def suggestions(self) -> list[str]:
+        return []  # every name it defines is registered already
+
+    # one task -----------------------------------------------------------------------------
+
+    def task_config(self, entry: Entry) -> TaskConfig:
+        """The task's config as ours (lighteval's converted once, then kept)."""
+        from .config import TaskConfig
+        from .lighteval_adapter import convert_config
+
+        if entry.config is None:
+            raw = entry.raw
+            if isinstance(raw, TaskConfig):
+                entry.config = raw
+            else:
+                try:
+                    entry.config = convert_config(raw, entry.origin)
+                except TaskConfigError as exc:
+                    raise TaskConfigError(f"{exc} (in {entry.origin})") from None
+        return entry.config
+
+    def default_shots(self, entry: Entry) -> int:
+        return 0
+
+    def version(self, entry: Entry) -> object:
+        return getattr(entry.raw, "version", 0)
+
+    def location(self, entry: Entry) -> tuple[Path, int]:
+        from .config import TaskConfig
+        from .lighteval_adapter import line_naming
+
+        if isinstance(entry.raw, TaskConfig):
+            named = entry.raw.source_file
+            if named not in self._sources:
+                path = Path(named)
+                self._sources[named] = path if path.is_file() else None
+            return self._sources[named] or entry.origin, entry.raw.source_line
+        return entry.origin, line_naming(entry.origin, entry.name)
+
+    def dependencies(self, entry: Entry) -> dict[str, str]:
+        """The module's own file, and the task's data: its local data folder, its
+        `hf_data_files` and a local `hf_repo`. What the module imports and reads is worked out
+        per module by the changed-only selection (`plugin.changes`), from the import records."""
+        from .rows import local_dataset_dir
+
+        found = {os.path.abspath(entry.origin): ""}
+        raw = entry.raw
+        repo = getattr(raw, "hf_repo", None)
+        subset = getattr(raw, "hf_subset", None)
+        data: list[str] = []
+        data_dir = self.data_dir
+        if data_dir is not None and isinstance(repo, str):
+            folder = local_dataset_dir(data_dir, repo, subset if isinstance(subset, str) else None)
+            data.append(str(folder.resolve()))
+        if isinstance(repo, str) and (os.path.isabs(repo) or os.path.isdir(repo)):
+            data.append(os.path.abspath(repo))
+        data += [os.path.abspath(path) for path in _strings(getattr(raw, "hf_data_files", None))]
+        for path in data:
+            found.setdefault(path, " (its data)")
+        return found
+
+    def lint_ignores(self, entry: Entry) -> tuple[list[str], str]:
+        from ..lint.rules import IGNORE_VARIABLE, ignored_rules
+
+        return ignored_rules(self.module_of(entry), entry.name), IGNORE_VARIABLE
+
+    def has_local_data(self, entry: Entry, data_dir: Path | None) -> bool:
+        from .rows import RowSource
+
+        return RowSource.for_config(self.task_config(entry), data_dir).local_dir is not None
+
+    def render(
+        self,
+        entry: Entry,
+        request: TaskRequest,
+        run: RunSettings,
+        template: ChatTemplate | None,
+        data_dir: Path | None,
+    ) -> DocsRendered:
+        """The task's docs, built by our `Task` (at most `run.max_samples` of them)."""
+        from .rendered import DocsRendered
+        from .task import Task
+
+        task = Task(self.task_config(entry), data_dir=data_dir, request=request)
+        return DocsRendered.of(task, task.build(run.max_samples), IDS)
+
+    # what only module-backed sources can say ---------------------------------------------------
+
+    def loaded_of(self, entry: Entry) -> LoadedModule | None:
+        """The import record of the module that registered a task."""
+        return next((m for m in self.modules if m.path == entry.origin), None)
+
+    def module_of(self, entry: Entry) -> ModuleType | None:
+        """The imported module that registered a task."""
+        loaded = self.loaded_of(entry)
+        return loaded.module if loaded is not None else None
+
+    def imported_inputs(self, entry: Entry, within: Path) -> frozenset[str]:
+        """The project files a task module's import read (its own file, its project imports,
+        files it opened): the same for all of a module's tasks, so worked out once per import
+        (and per project folder)."""
+        from .inputs import inputs_of
+
+        loaded = self.loaded_of(entry)
+        if loaded is None:
+            return frozenset()
+        if loaded.read is None or loaded.read[0] != str(within):
+            modules = {
+                loaded.name,
+                *(target for targets in loaded.edges.values() for target in targets),
+            }
+            files = {*loaded.opened, str(loaded.path.resolve())}
+            loaded.read = (str(within), frozenset(inputs_of(modules, files, within)))
+        return loaded.read[1]
+
+    def slice_plan(self, entry: Entry, request: TaskRequest, data_dir: Path) -> SliceSource:
+        """The slice folder of the task's data source, holding nothing yet."""
+        from .data_slices import SliceSource
+        from .task import Task
+
+        task = Task(self.task_config(entry), data_dir=self.data_dir, request=request)
+        return SliceSource.for_task(task, data_dir)
+
+
+def _strings(value: object) -> Iterable[str]:
+    """The strings of an `hf_data_files` value (a str, a list, or a dict of either)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
