@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from pytest_evaltasks.engine.rendered import Upstream
 from pytest_evaltasks.snapshot.facts import FORMAT_VERSION, SnapshotFacts
 from pytest_evaltasks.snapshot.failure import failure_report
 from pytest_evaltasks.snapshot.gate import Outcome, judge, version_order
@@ -183,3 +186,33 @@ def test_full_file_diff_only_when_very_verbose() -> None:
     quiet = failure_report(verdict, "x\n", "y\n", lambda label: None).render()
     loud = failure_report(verdict, "x\n", "y\n", lambda label: None, verbose=2).render()
     assert "whole snapshot file diff" not in quiet and "whole snapshot file diff" in loud
+
+
+HARNESS = Upstream(name="harness-x", setting="harness_x", owned=True, config="YAML")
+
+
+@pytest.mark.parametrize("update", [False, True])
+def test_an_upgrade_of_the_harness_that_owns_a_task_is_named_not_refused(update: bool) -> None:
+    """A task whose config is another harness's own file changed with that harness's version
+    (recorded in `[settings]` under the key the harness names): the upgrade is named and an
+    update records it; the user has no version of theirs to bump."""
+    old = facts({"0": "a"}, settings={"harness_x": '"1.0"'})
+    new = facts({"0": "b"}, settings={"harness_x": '"1.1"'})
+    verdict = judge(old, new, update, upstream=HARNESS)
+    assert verdict.outcome is Outcome.UPSTREAM
+    assert verdict.record is update and verdict.passes is update
+    assert "harness-x 1.0 → 1.1 changed these prompts" in verdict.headline
+    assert ("its YAML is harness-x's own" in verdict.headline) is not update
+
+
+def test_an_upgrade_does_not_excuse_a_change_to_a_config_the_user_owns() -> None:
+    old = facts({"0": "a"}, settings={"harness_x": '"1.0"'})
+    new = facts({"0": "b"}, settings={"harness_x": '"1.1"'})
+    mine = dataclasses.replace(HARNESS, owned=False)
+    verdict = judge(old, new, update=True, upstream=mine)
+    assert verdict.outcome is Outcome.UNVERSIONED and not verdict.record
+    assert "(harness-x 1.0 → 1.1 changed too, and may be the cause" in verdict.headline
+    for upstream in (None, HARNESS):  # same harness version, or none named: a plain refusal
+        same = facts({"0": "b"}, settings={"harness_x": '"1.0"'})
+        plain = judge(old, same if upstream else new, update=True, upstream=upstream)
+        assert plain.outcome is Outcome.UNVERSIONED and "changed too" not in plain.headline

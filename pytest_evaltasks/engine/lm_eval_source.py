@@ -969,6 +969,7 @@ def _rendered(
             name=KIND,
             setting=UPSTREAM_SETTING,
             owned=header["config_source"].startswith(OWN_PREFIX),
+            config="YAML",
         ),
         ids="ids are lm-eval's doc ids, from 0",
     )

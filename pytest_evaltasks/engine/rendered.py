@@ -39,6 +39,8 @@ class Upstream:
     """The `[settings]` key its version is recorded under (`lm_eval`)."""
     owned: bool
     """The task's config is one of the harness's own files, which its user does not edit."""
+    config: str = "config"
+    """What its task configs are, as messages name them (`YAML`)."""
 
 
 @dataclass(frozen=True, slots=True)

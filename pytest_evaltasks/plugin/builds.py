@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..engine.rendered import Upstream
 from ..snapshot.built import BuiltSnapshot, build_snapshot
 from ..snapshot.check import FreshBuildError
 from ..snapshot.facts import SnapshotFacts
@@ -110,6 +111,7 @@ class FreshBuild:
     blocks: dict[str, str]
     """The docs shown in full, by label, in order."""
     lint: list[str]
+    upstream: Upstream | None = None
 
     def facts_in(self, format_version: int) -> SnapshotFacts:
         """The facts in the format a record was written in."""
@@ -359,6 +361,7 @@ def reply_of(
         "partial": built.partial,
         "blocks": built.shown_blocks(docs_shown),
         "lint": lint,
+        "upstream": None if built.upstream is None else asdict(built.upstream),
     }
 
 
@@ -372,6 +375,7 @@ def _from_json(data: dict[str, Any], docs_shown: int) -> FreshBuild:
         docs_shown=docs_shown,
         blocks=data["blocks"],
         lint=data["lint"],
+        upstream=None if data["upstream"] is None else Upstream(**data["upstream"]),
     )
 
 

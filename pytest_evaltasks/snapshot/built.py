@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..engine.rendered import DocsRendered, RenderedTask, UnitsRendered
+from ..engine.rendered import DocsRendered, RenderedTask, UnitsRendered, Upstream
 from .facts import (
     FORMAT_VERSION,
     SnapshotFacts,
@@ -254,6 +254,11 @@ class BuiltSnapshot:
     def partial(self) -> bool:
         """Fewer docs rendered than the task has (`--evaltasks-max-samples`)."""
         return self.size < self.rendered.total
+
+    @property
+    def upstream(self) -> Upstream | None:
+        """The harness whose own release defines the task's config, if another's."""
+        return self.rendered.upstream
 
     def facts_in(self, format_version: int) -> SnapshotFacts:
         """These facts as an older format records them (to verify a file in that format)."""

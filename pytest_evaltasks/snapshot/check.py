@@ -24,13 +24,25 @@ The rules, in order:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .facts import DEFAULT_DOCS_SHOWN, FORMAT_VERSION, SnapshotFacts
 from .failure import FailureReport, bounded, failure_report
-from .gate import Outcome, Verdict, describe_change, ids, judge, upgrade, upstream, version_order
+from .gate import (
+    Outcome,
+    Verdict,
+    describe_change,
+    ids,
+    judge,
+    upgrade,
+    upstream_change,
+    version_order,
+)
 from .parse import FileProblem, SnapshotFileError, normalise, recorded_shown_text
 from .storage import Recorded, parse_recorded
+
+if TYPE_CHECKING:
+    from ..engine.rendered import Upstream
 
 RECORD_SEED = 0
 """The PYTHONHASHSEED a hash-seed-dependent task is built and recorded under."""
@@ -55,6 +67,11 @@ class Built(Protocol):
     def shown_text(self, docs_shown: int) -> str: ...
 
     def block_of(self, label: str) -> str | None: ...
+
+    @property
+    def upstream(self) -> Upstream | None:
+        """The harness whose own release defines the task's config, if another's."""
+        ...
 
 
 class Builds(Protocol):
@@ -367,9 +384,9 @@ def _decide(state: _State, built: Built, seed: int | None, shown: int) -> Decisi
         verdict = judge(None, built.facts, mode.update, mode.allow_unversioned, built.partial)
         return _finish(state, verdict, None, built, seed, shown)
     old = working.facts
-    verdict = judge(
-        old, built.facts_in(old.format_version), mode.update, mode.allow_unversioned, built.partial
-    )
+    current = built.facts_in(old.format_version)
+    update, unversioned = mode.update, mode.allow_unversioned
+    verdict = judge(old, current, update, unversioned, built.partial, built.upstream)
     if old.format_version != FORMAT_VERSION and verdict.outcome is Outcome.UNCHANGED:
         return _migrate(state, working, built, seed, shown)
     if verdict.outcome is Outcome.UNCHANGED:
@@ -397,17 +414,18 @@ def _against_base(state: _State, base: Recorded, built: Built) -> Decision | Non
     """Content changed since the base while the version did not go up: refused."""
     old = base.facts
     current = built.facts_in(old.format_version)
-    verdict = judge(old, current, False, False, built.partial)
+    upstream = built.upstream
+    verdict = judge(old, current, False, False, built.partial, upstream)
     order = version_order(old.version, current.version)
     ref = state.mode.base_ref or "the base"
-    if order == 0 and verdict.content_changed and upstream(old, current):
-        order = 1  # lm-eval's own YAML, changed by an lm-eval upgrade: reviewed, not refused
+    if order == 0 and verdict.content_changed and upstream_change(old, current, upstream):
+        order = 1  # the harness's own config, changed by its upgrade: reviewed, not refused
     if order == 1 and verdict.content_changed:
         what = describe_change(verdict.docs, verdict.fields, [])
-        versions = upgrade(old, current)
+        versions = upgrade(old, current, upstream)
         change = (
-            f"lm-eval {versions[0]} → {versions[1]} changed these prompts"
-            if versions is not None and old.version == current.version
+            f"{upstream.name} {versions[0]} → {versions[1]} changed these prompts"
+            if versions is not None and upstream is not None and old.version == current.version
             else f"version {old.version} -> {current.version}"
         )
         headline = f"{state.label}: {what} since {ref}; {change}"

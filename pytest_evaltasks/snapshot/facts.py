@@ -56,8 +56,8 @@ HASH_SEED_KEY = "hash_seed"
 """`[task]` key of a task built under a fixed PYTHONHASHSEED in a fresh process."""
 
 SOURCE_KEY = "config_source"
-"""`[task]` key of where a task's config file is (lm-eval's YAML): `lm_eval:tasks/...` for a
-file of lm-eval's own folder, which its user does not own."""
+"""`[task]` key of where a task's config file is, for a source whose configs are files (its own
+form: a harness's own file may be written `<harness>:<path>`, a file its user does not own)."""
 
 IDENTITY_KEYS = frozenset({"name", "version", HASH_SEED_KEY, SOURCE_KEY})
 """`[task]` keys that are not content: the task's name, the version the gate reads, how the

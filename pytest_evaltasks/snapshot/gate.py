@@ -13,8 +13,12 @@ import math
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from .facts import SnapshotFacts
+
+if TYPE_CHECKING:
+    from ..engine.rendered import Upstream
 
 IDS_IN_HEADLINE = 5
 
@@ -35,9 +39,10 @@ class Outcome(StrEnum):
     """Recorded in the working copy, and changed since the base under a greater version."""
     DELETED = "snapshot deleted since the base"
     UNREADABLE = "snapshot file unreadable"
-    UPSTREAM = "changed by an lm-eval upgrade"
-    """Content of a task whose YAML is lm-eval's own changed with lm-eval's version: named as
-    the upgrade, recorded by an update (its user cannot bump a version they do not own)."""
+    UPSTREAM = "changed by an upstream upgrade"
+    """Content of a task whose config is another harness's own changed with that harness's
+    version: named as the upgrade, recorded by an update (its user cannot bump a version they
+    do not own)."""
     INPUTS = "inputs changed"
     """Content unchanged, but the files the task reads are not those recorded (a helper moved):
     a changed-only run selects by the recorded list, so it must be current."""
@@ -106,10 +111,12 @@ def judge(
     update: bool,
     allow_unversioned: bool = False,
     partial: bool = False,
+    upstream: Upstream | None = None,
 ) -> Verdict:
     """Compare a recorded snapshot with this run's (in the recorded one's format), in compare
     or update mode. `partial`: this run rendered only some docs (`--evaltasks-max-samples`);
-    those are checked against their recorded hashes, and nothing can be recorded."""
+    those are checked against their recorded hashes, and nothing can be recorded. `upstream`:
+    the harness whose own release defines the task's config, when it is another harness's."""
     label = new.label
     if old is None:
         if partial:
@@ -129,10 +136,13 @@ def judge(
         return _partial_refusal(new, "a change")
     if order == 1:
         return _versioned(old, new, fields, settings, docs, update)
-    if order == 0 and (fields or docs.all) and upstream(old, new):
-        return _upstream(old, new, fields, settings, docs, update)
+    if order == 0 and (fields or docs.all) and upstream_change(old, new, upstream):
+        assert upstream is not None
+        return _upstream(old, new, fields, settings, docs, update, upstream)
     if fields or docs.all or order != 0:
-        return _refused(old, new, fields, settings, docs, order, update, allow_unversioned)
+        return _refused(
+            old, new, fields, settings, docs, order, update, allow_unversioned, upstream
+        )
     if settings:
         if partial and update:
             return _partial_refusal(new, "new run settings")
@@ -193,25 +203,23 @@ def _versioned(
     )
 
 
-UPSTREAM_SETTING = "lm_eval"
-"""The `[settings]` key an lm-eval snapshot records lm-eval's version under."""
-
-
-def upgrade(old: SnapshotFacts, new: SnapshotFacts) -> tuple[str, str] | None:
-    """The lm-eval versions (before, after) when the two records were made under different
-    ones; None otherwise."""
-    before, after = old.settings.get(UPSTREAM_SETTING), new.settings.get(UPSTREAM_SETTING)
+def upgrade(
+    old: SnapshotFacts, new: SnapshotFacts, upstream: Upstream | None
+) -> tuple[str, str] | None:
+    """The harness's versions (before, after) when the two records were made under different
+    ones (each records it in `[settings]`, under the key the harness names); None otherwise."""
+    if upstream is None:
+        return None
+    before, after = old.settings.get(upstream.setting), new.settings.get(upstream.setting)
     if before is None or after is None or before == after:
         return None
     return _unquoted(before), _unquoted(after)
 
 
-def upstream(old: SnapshotFacts, new: SnapshotFacts) -> bool:
-    """The change came with an lm-eval upgrade, and the task's YAML is lm-eval's own (a file
-    of its installed task folder, which its user does not own)."""
-    from .facts import SOURCE_KEY
-
-    return upgrade(old, new) is not None and new.task.get(SOURCE_KEY, "").startswith("lm_eval:")
+def upstream_change(old: SnapshotFacts, new: SnapshotFacts, upstream: Upstream | None) -> bool:
+    """The change came with an upgrade of the harness, and the task's config is one of its
+    own files (which its user does not own)."""
+    return upstream is not None and upstream.owned and upgrade(old, new, upstream) is not None
 
 
 def _unquoted(value: str) -> str:
@@ -229,26 +237,29 @@ def _upstream(
     settings: list[str],
     docs: DocChanges,
     update: bool,
+    upstream: Upstream,
 ) -> Verdict:
-    """An lm-eval upgrade changed the prompts of one of its own tasks: named as the upgrade,
-    never as a missing bump (the YAML is lm-eval's); an update records it."""
-    before, after = upgrade(old, new) or ("?", "?")
+    """An upgrade of the harness changed the prompts of one of its own tasks: named as the
+    upgrade, never as a missing bump (the config is the harness's); an update records it."""
+    before, after = upgrade(old, new, upstream) or ("?", "?")
+    name = upstream.name
     what = describe_change(docs, fields, []) or "no content changed"
     advice = (
         "recording it"
         if update
-        else "review the diff, then record it with --snapshot-update (its YAML is lm-eval's "
-        "own: there is no version of yours to bump)"
+        else f"review the diff, then record it with --snapshot-update (its {upstream.config} is "
+        f"{name}'s own: there is no version of yours to bump)"
     )
+    warning = f"{name} {before} → {after} changed the prompts of {name}'s own task"
     return Verdict(
         Outcome.UPSTREAM,
-        f"{new.label}: lm-eval {before} → {after} changed these prompts ({what}); {advice}",
+        f"{new.label}: {name} {before} → {after} changed these prompts ({what}); {advice}",
         update,
         update,
         docs,
         fields,
         settings,
-        [f"lm-eval {before} → {after} changed the prompts of lm-eval's own task"] if update else [],
+        [warning] if update else [],
     )
 
 
@@ -261,17 +272,18 @@ def _refused(
     order: int | None,
     update: bool,
     allow_unversioned: bool,
+    upstream: Upstream | None,
 ) -> Verdict:
     """Content changed without the version going up: the gate's reason to exist."""
     what = describe_change(docs, fields, settings) or "no content changed"
     if order == 0:
         why = f"its version is still {new.version}"
         fix = "bump the task's `version` in its config, then run --snapshot-update"
-        versions = upgrade(old, new)
-        if versions is not None:
+        versions = upgrade(old, new, upstream)
+        if versions is not None and upstream is not None:
             why += (
-                f" (lm-eval {versions[0]} → {versions[1]} changed too, and may be the cause: "
-                f"its prompt code shapes this task's YAML)"
+                f" ({upstream.name} {versions[0]} → {versions[1]} changed too, and may be the "
+                f"cause: its prompt code shapes this task's {upstream.config})"
             )
     elif order is None:
         why = f"version {old.version} -> {new.version} cannot be ordered"
@@ -339,7 +351,7 @@ def version_order(old: str, new: str) -> int | None:
 def _version_key(recorded: str) -> tuple[int, ...] | None:
     """A recorded version as a tuple of numbers, or None when it is not numeric.
 
-    An int, a float (lm-eval's `1.0`) or a dotted string: `1`, `1.0` and `"1.0"` are the
+    An int, a float (a YAML `1.0`) or a dotted string: `1`, `1.0` and `"1.0"` are the
     same version, and `"1.10"` is greater than `"1.9"`.
     """
     try:
@@ -349,7 +361,7 @@ def _version_key(recorded: str) -> tuple[int, ...] | None:
     if isinstance(value, bool):
         return None
     if value is None:
-        return ()  # no version at all (lm-eval's YAML without metadata.version): below any
+        return ()  # no version at all (a YAML task without a version): below any
     if isinstance(value, int):
         return (value,)
     if isinstance(value, float) and math.isfinite(value) and value >= 0:

@@ -20,8 +20,9 @@ class RunSettings:
     docs_shown: int | None = None
     """Docs shown in full; None: as recorded in the snapshot, or 3 for a new one."""
     fewshot_as_multiturn: bool = True
-    """lm-eval's rule with a chat template: few-shot examples as separate user/assistant turns
-    (its default once a chat template is applied). Recorded by lm-eval snapshots only."""
+    """A harness's rule with a chat template: few-shot examples as separate user/assistant
+    turns (the default once a chat template is applied). Recorded only by the sources that
+    apply it, in their own `[settings]`."""
 
     def recorded(self) -> dict[str, str]:
         """The `[settings]` section.
