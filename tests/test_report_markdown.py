@@ -7,16 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from pytest_evaltasks.plugin.destinations import report_problems as destination_problems
 from pytest_evaltasks.plugin.report import (
     REPORT_CHARS,
     SUMMARY_BYTES,
     Budget,
-    Selection,
-    destination_problems,
     markdown,
     publish,
 )
-from pytest_evaltasks.plugin.summary import ItemResult, RunSummary
+from pytest_evaltasks.plugin.summary import ItemResult, RunSummary, Selection
 from pytest_evaltasks.snapshot.gate import Outcome
 
 SUMMARY_BUDGET = Budget(SUMMARY_BYTES, in_bytes=True)

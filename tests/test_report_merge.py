@@ -16,7 +16,7 @@ from pytest_evaltasks.plugin.report import (
     REPORT_CHARS,
     SUMMARY_BYTES,
     Budget,
-    Selection,
+    main,
     markdown,
     publish,
 )
@@ -25,11 +25,10 @@ from pytest_evaltasks.plugin.results import (
     RunResults,
     Shard,
     document,
-    main,
     merge,
     parse,
 )
-from pytest_evaltasks.plugin.summary import ItemResult, RunSummary
+from pytest_evaltasks.plugin.summary import ItemResult, RunSummary, Selection
 from pytest_evaltasks.snapshot.gate import Outcome
 
 SELECTION = Selection(spec="all", tasks=64, broken=1, orphans=1, base_ref="origin/main")

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .doc import SamplingMethod
-from .rendered import LintDoc, LintTask
+from .lint_input import LintDoc, LintTask
 from .rendering import plain_prompt_query
 
 if TYPE_CHECKING:

@@ -15,13 +15,13 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import RegistryError, TaskConfigError
+from .sources import Entry, SourceKind, holds_task_modules
 
 if TYPE_CHECKING:
     from ..snapshot.settings import RunSettings
     from .chat_template import ChatTemplate
     from .config import TaskConfig
     from .data_slices import SliceSource
-    from .registry import Entry
     from .rendered import DocsRendered
     from .sources import Registrar, SourceSetup
     from .task_modules import LoadedModule
@@ -38,9 +38,9 @@ class LightevalModules:
 
     kind = LIGHTEVAL
 
-    def __init__(self, folders: list[Path], custom_tasks: list[Path], setup: SourceSetup) -> None:
+    def __init__(self, folders: list[Path], setup: SourceSetup) -> None:
         self.folders = folders
-        self.custom_tasks = custom_tasks
+        self.custom_tasks = list(setup.custom_tasks)
         self.only = setup.only
         self.data_dir = setup.data_dir
         self.modules: list[LoadedModule] = []
@@ -99,7 +99,6 @@ class LightevalModules:
         lighteval)."""
         from .config import TaskConfig
         from .lighteval_adapter import is_task_config_like
-        from .registry import Entry
         from .task_modules import installed
 
         names: dict[str, int] = {}
@@ -286,3 +285,8 @@ def _strings(value: object) -> Iterable[str]:
     elif isinstance(value, dict):
         for item in value.values():
             yield from _strings(item)
+
+
+SOURCE_KIND = SourceKind(LIGHTEVAL, holds_task_modules, LightevalModules)
+"""lighteval-style task folders as a kind of task source (`sources.SOURCE_KINDS`): a folder
+holding a task module is theirs."""

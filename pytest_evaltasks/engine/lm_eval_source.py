@@ -39,14 +39,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError, EvalTaskError, RegistryError
-from .rendered import LintDoc, LintTask, RenderedUnit, UnitsRendered, Upstream
-from .sources import SourceKind, holds_task_modules
+from .lint_input import LintDoc, LintTask
+from .rendered import RenderedUnit, UnitsRendered, Upstream
+from .sources import Entry, SourceKind, holds_task_modules
 
 if TYPE_CHECKING:
     from ..snapshot.settings import RunSettings
     from .chat_template import ChatTemplate
     from .data_slices import PreparedSlice, SlicePlan
-    from .registry import Entry
     from .sources import Registrar, SourceSetup
     from .task_string import TaskRequest
 
@@ -468,7 +468,6 @@ class LmEvalYaml:
 
     def _publish(self, registrar: Registrar) -> None:
         """Register every trusted task name (groups and tags are expanded on request)."""
-        from .registry import Entry
         from .task_string import unwritable
 
         for warning in self.overrides:
@@ -541,7 +540,6 @@ class LmEvalYaml:
     def _plan(self, registrar: Registrar, group: str) -> list[str]:
         """The item names a group or tag stands for, registering the variants it makes."""
         from .lm_eval_adapter import members
-        from .registry import Entry
 
         if group in self._expanded:
             return list(self._expanded[group])

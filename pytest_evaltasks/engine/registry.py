@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import RegistryError, TaskStringError, did_you_mean
 from .config import TaskConfig
 from .sources import (
+    Entry,
     HasTaskConfigs,
     ImportsModules,
     SavesData,
@@ -77,21 +78,6 @@ class BrokenModule:
 
 
 @dataclass
-class Entry:
-    """One registered name: where it came from, and its config as its file made it."""
-
-    name: str
-    origin: Path
-    raw: Any
-    config: TaskConfig | None = None
-    source: TaskSource | None = None
-    """The source that registered it (None: set by the registry to the first one)."""
-    listed: bool = True
-    """Part of `names` (`all`, `--evaltasks-list`); False for a task registered only because a
-    run named it, from a folder the run did not list (lm-eval's own, under a custom folder)."""
-
-
-@dataclass
 class Unusable:
     """A name no request may use, and why (defined twice, or not expressible)."""
 
@@ -141,10 +127,9 @@ class Registry:
                     f"(--evaltasks-dir) holding task modules with a TASKS_TABLE, or lm-eval "
                     f"YAML task configs"
                 )
-        setup = SourceSetup(self.data_dir, selected, wanted, cache)
-        self.sources: list[TaskSource] = make_sources(
-            self.task_dirs, [Path(c) for c in custom_tasks], setup
-        )
+        custom = [Path(c) for c in custom_tasks]
+        setup = SourceSetup(custom, self.data_dir, selected, wanted, cache)
+        self.sources: list[TaskSource] = make_sources(self.task_dirs, setup)
         for source in self.sources:
             source.register(self)
             self.partial = self.partial or source.partial

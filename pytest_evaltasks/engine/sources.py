@@ -32,10 +32,24 @@ if TYPE_CHECKING:
     from .chat_template import ChatTemplate
     from .config import TaskConfig
     from .data_slices import SlicePlan
-    from .registry import Entry
     from .rendered import RenderedTask
     from .task_modules import LoadedModule
     from .task_string import TaskRequest
+
+
+@dataclass
+class Entry:
+    """One registered name: where it came from, and its config as its file made it."""
+
+    name: str
+    origin: Path
+    raw: Any
+    config: TaskConfig | None = None
+    source: TaskSource | None = None
+    """The source that registered it (None: set by the registry to the first one)."""
+    listed: bool = True
+    """Part of `names` (`all`, `--evaltasks-list`); False for a task registered only because a
+    run named it, from a folder the run did not list (lm-eval's own, under a custom folder)."""
 
 
 class Registrar(Protocol):
@@ -194,6 +208,8 @@ class SavesData(Protocol):
 class SourceSetup:
     """What every source of a registry is made with."""
 
+    custom_tasks: Sequence[Path]
+    """Extra task files (lighteval's `--custom-tasks`): the first kind's."""
     data_dir: Path | None
     only: set[Path] | None
     """The module files to import (None: all); a fresh process imports one module only."""
@@ -212,26 +228,30 @@ class SourceKind:
     make: Callable[[list[Path], SourceSetup], TaskSource]
 
 
-SOURCE_KINDS = ("pytest_evaltasks.engine.lm_eval_source",)
-"""The modules of the source kinds other than lighteval-style modules, in the order they are
-asked to claim a folder; each defines `SOURCE_KIND`. Imported only when a folder holds no task
-module, so a run over task modules never imports another kind's code."""
+SOURCE_KINDS = {
+    "lighteval": "pytest_evaltasks.engine.lighteval_source",
+    "lm-eval": "pytest_evaltasks.engine.lm_eval_source",
+}
+"""Every kind of task source, by name, with the module that defines its `SOURCE_KIND`, in the
+order they are asked to claim a folder. A kind's module is imported only when a folder is
+asked about it: lighteval-style modules are asked first, so a run over task modules never
+imports another kind's code. A folder no kind claims is the first kind's."""
+
+DEFAULT_KIND = next(iter(SOURCE_KINDS))
+"""The kind custom task files (`--evaltasks-custom`) and unclaimed folders are."""
 
 
-def other_kinds() -> list[SourceKind]:
-    """Every source kind but lighteval-style modules, from `SOURCE_KINDS`."""
-    return [importlib.import_module(module).SOURCE_KIND for module in SOURCE_KINDS]
+def kind_named(name: str) -> SourceKind:
+    """A source kind by name, its module imported."""
+    kind: SourceKind = importlib.import_module(SOURCE_KINDS[name]).SOURCE_KIND
+    return kind
 
 
 def source_kind_of(directory: Path) -> str:
-    """The kind of source a task folder is: a folder of lighteval-style modules when it holds
-    one (asked first), else the first of `SOURCE_KINDS` that claims it, else lighteval-style
-    modules."""
-    from .lighteval_source import LIGHTEVAL
-
-    if holds_task_modules(directory):
-        return LIGHTEVAL
-    return next((kind.name for kind in other_kinds() if kind.claims(directory)), LIGHTEVAL)
+    """The kind of source a task folder is: the first of `SOURCE_KINDS` that claims it, else
+    the first kind."""
+    claimed = (name for name in SOURCE_KINDS if kind_named(name).claims(directory))
+    return next(claimed, DEFAULT_KIND)
 
 
 def holds_task_modules(directory: Path) -> bool:
@@ -250,23 +270,15 @@ def holds_task_modules(directory: Path) -> bool:
     return False
 
 
-def make_sources(
-    task_dirs: Sequence[Path], custom_tasks: Sequence[Path], setup: SourceSetup
-) -> list[TaskSource]:
-    """The sources of a registry's folders: each folder goes to the kind that claims it,
-    custom task files to lighteval-style modules; folders of one kind make one source,
-    lighteval-style modules first."""
-    from .lighteval_source import LIGHTEVAL, LightevalModules
-
+def make_sources(task_dirs: Sequence[Path], setup: SourceSetup) -> list[TaskSource]:
+    """The sources of a registry's folders, in the order of `SOURCE_KINDS`: each folder goes
+    to the kind that claims it, custom task files to the first kind; folders of one kind make
+    one source."""
     by_kind: dict[str, list[Path]] = {}
     for directory in task_dirs:
         by_kind.setdefault(source_kind_of(directory), []).append(directory)
-    sources: list[TaskSource] = []
-    modules = by_kind.pop(LIGHTEVAL, [])
-    if modules or custom_tasks:
-        sources.append(LightevalModules(modules, list(custom_tasks), setup))
-    if by_kind:
-        for kind in other_kinds():
-            if kind.name in by_kind:
-                sources.append(kind.make(by_kind.pop(kind.name), setup))
-    return sources
+    if setup.custom_tasks:
+        by_kind.setdefault(DEFAULT_KIND, [])
+    return [
+        kind_named(name).make(by_kind[name], setup) for name in SOURCE_KINDS if name in by_kind
+    ]

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..engine.rendered import LintDoc, RenderedTask
+    from ..engine.lint_input import LintDoc
+    from ..engine.rendered import RenderedTask
 
 IDS_SHOWN = 5
 IGNORE_VARIABLE = "evaltasks_lint_ignore"

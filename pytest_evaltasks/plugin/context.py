@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..errors import EvalTaskError
+from .destinations import check_destinations
 from .startup import build_registry, plan_of, project_folder, renderings_of, wanted_names
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ LABELS_INPUT = "evaltasks_snapshot_labels"
 
 def start_context(config: pytest.Config, options: Options) -> RunContext:
     """Everything the run's items share, worked out once; a mistake is a usage error."""
-    _check_destinations(options)
+    check_destinations(options)
     registry = build_registry(options, config, wanted_names(options))
     labels = _snapshot_labels(config, options)
     try:
@@ -130,30 +131,6 @@ def start_context(config: pytest.Config, options: Options) -> RunContext:
         if controller and labels is not None
         else None,
     )
-
-
-def _check_destinations(options: Options) -> None:
-    """The files the run will write (report, export, results) must be writable: said before
-    the run, as a usage error, not as a traceback after it."""
-    if options.report is not None:
-        from .report import destination_problems
-
-        unwritable = destination_problems(options.report)
-        if unwritable:
-            raise pytest.UsageError("\n".join(unwritable))
-    if options.export is not None:
-        from .export import destination_problems as export_problems
-
-        unwritable = export_problems(options.export, options.report)
-        if unwritable:
-            raise pytest.UsageError("\n".join(unwritable))
-    if options.results is not None:
-        from .results import results_problems
-
-        others = {"--evaltasks-report": options.report, "--evaltasks-export": options.export}
-        unwritable = results_problems(options.results, others)
-        if unwritable:
-            raise pytest.UsageError("\n".join(unwritable))
 
 
 def _snapshot_labels(config: pytest.Config, options: Options) -> dict[Path, str | None] | None:

@@ -12,7 +12,6 @@ under `-n`, whichever worker ran which item.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,22 +66,6 @@ def _plain(value: object) -> object:
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=repr)
     return str(value)
-
-
-def destination_problems(path: Path, report: Path | None) -> list[str]:
-    """Why the export could not be written to `path`, checked before the run (a usage error)."""
-    from .report import _folder_problem, _shown
-
-    where = f"--evaltasks-export={_shown(path)}"
-    if path.is_dir():
-        return [
-            f"{where}: that is a directory; name a file, e.g. "
-            f"--evaltasks-export={_shown(path / 'prompts.jsonl')}"
-        ]
-    if report is not None and os.path.abspath(report) == os.path.abspath(path):
-        return [f"{where}: --evaltasks-report names the same file; give each its own"]
-    problem = _folder_problem(path.parent)
-    return [f"{where}: {problem}"] if problem else []
 
 
 @dataclass(eq=False)  # a plugin: pluggy keeps plugins in sets

@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
@@ -27,10 +27,9 @@ from ..snapshot.storage import decode, read_snapshot_text, snapshot_filename
 from ..snapshot.syrupy_extension import write_snapshot
 from .builds import FreshBuild, build_here, lint_of, other_seed
 from .context import RunContext
-from .lookahead import Checked
+from .lookahead import Checked, Lookahead
 from .plan import Orphan
 from .renderings import MODULE_VARIABLE, allowed, item_name
-from .session import SESSION_KEY
 from .summary import RESULT_KEY, ItemResult
 
 if TYPE_CHECKING:
@@ -40,6 +39,21 @@ if TYPE_CHECKING:
     from ..engine.task_string import TaskRequest
 
 COLLECTOR_NAME = "evaltasks"
+
+
+class ItemsRun(Protocol):
+    """What the items read of their session (`session.EvalTasksSession`)."""
+
+    context: RunContext
+    lookahead: Lookahead | None
+
+    def finished(self, nodeid: str, result: ItemResult) -> None:
+        """An item of this process finished with `result`."""
+        ...
+
+
+RUN_KEY: pytest.StashKey[ItemsRun] = pytest.StashKey()
+"""Where the items find their session (set by it)."""
 DETAILS_CAP = 80
 """Lines of a failure kept in the item's result for the Markdown report."""
 
@@ -156,7 +170,7 @@ class CheckItem(pytest.Item):
         run keeps every item until the session ends, and an attribute added after construction
         also costs each item a dict of its own."""
         self.user_properties.append((RESULT_KEY, result.to_json()))
-        self.config.stash[SESSION_KEY].finished(self.nodeid, result)
+        self.config.stash[RUN_KEY].finished(self.nodeid, result)
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
@@ -232,7 +246,7 @@ class TaskItem(CheckItem):
     def runtest(self) -> None:
         """Build, judge against the recorded snapshots, then pass, write, or fail. An item the
         run's look-ahead process already checked and found passing takes that result."""
-        session = self.config.stash[SESSION_KEY]
+        session = self.config.stash[RUN_KEY]
         context = session.context
         ahead = session.lookahead
         checked = ahead.take(self) if ahead is not None else None
@@ -472,7 +486,7 @@ class ModuleItem(CheckItem):
         result = self._start("module")
         result.headline = f"task module {self.name} failed to import"
         try:
-            held = self.config.stash[SESSION_KEY].context.plan.held
+            held = self.config.stash[RUN_KEY].context.plan.held
             note = (
                 [
                     f"{len(held)} snapshot file(s) of tasks that are not registered may be its "
@@ -530,7 +544,7 @@ class OrphanItem(CheckItem):
 
     def runtest(self) -> None:
         """Fail, or under `--snapshot-update` delete the file when no task module is broken."""
-        context = self.config.stash[SESSION_KEY].context
+        context = self.config.stash[RUN_KEY].context
         result = self._start("orphan")
         result.outcome = Outcome.ORPHAN
         result.snapshot = self.name

@@ -46,7 +46,7 @@ import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 
 from ..engine.inputs import connections
 from .summary import ItemResult
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
     import pytest
 
     from .context import RunContext
-    from .items import TaskItem
 
 LARGE_SNAPSHOT_BYTES = 3_000_000
 """A snapshot file larger than this (about 100,000 docs: one hash line each) is a large task,
@@ -161,6 +160,19 @@ def _usable_cores() -> int:
     return os.cpu_count() or 1
 
 
+class Checkable(Protocol):
+    """A task item as the look-ahead process checks it (`items.Checkable`)."""
+
+    @property
+    def snapshot_path(self) -> Path:
+        """The item's snapshot file."""
+        ...
+
+    def check_ahead(self, context: RunContext) -> Checked | None:
+        """The item's check when it passes with nothing to write; else None."""
+        ...
+
+
 @dataclass(frozen=True)
 class Checked:
     """An item the look-ahead process found passing: its result and the check's warnings."""
@@ -184,7 +196,7 @@ class Lookahead:
         """Items that took the child's result."""
 
     @classmethod
-    def start(cls, items: Sequence[TaskItem], context: RunContext) -> Lookahead | None:
+    def start(cls, items: Sequence[Checkable], context: RunContext) -> Lookahead | None:
         """Fork the child over `items` (in run order); None when the fork fails."""
         position = mmap.mmap(-1, 8)  # shared with the child: the item the run is at
         struct.pack_into("q", position, 0, -1)
@@ -205,7 +217,7 @@ class Lookahead:
         os.set_blocking(reader, False)
         return cls(pid, reader, position, {id(item): at for at, item in enumerate(items)})
 
-    def take(self, item: TaskItem) -> Checked | None:
+    def take(self, item: Checkable) -> Checked | None:
         """The child's result for `item`, when it sent one; else None, and the child stops
         before reaching it."""
         at = self._order.get(id(item))
@@ -260,7 +272,7 @@ class Lookahead:
 
 
 def _child(
-    items: Sequence[TaskItem], context: RunContext, writer: int, position: mmap.mmap
+    items: Sequence[Checkable], context: RunContext, writer: int, position: mmap.mmap
 ) -> NoReturn:
     """Check the items from the last one back, until the run reaches them; then exit without
     running any of the parent's exit handlers."""
@@ -312,7 +324,7 @@ class _Watch:
         root.setLevel(logging.NOTSET)  # every record counts, whatever pytest's log level
         root.addHandler(self.records)
 
-    def check(self, item: TaskItem, context: RunContext) -> Checked | None:
+    def check(self, item: Checkable, context: RunContext) -> Checked | None:
         """The item's check when it passed cleanly and did nothing else; else None."""
         before = (os.fstat(self.sink).st_size, self.stream.tell(), self.records.count)
         with warnings.catch_warnings(record=True) as caught:

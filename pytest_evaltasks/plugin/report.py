@@ -11,26 +11,25 @@ the list of tasks.
 The file stays within a pull-request comment (65,536 characters); what is appended to
 `$GITHUB_STEP_SUMMARY` within GitHub's 1 MiB. Passing rows and lint lines are cut before
 failure details, and every cut says what was cut. Both destinations are checked before the run
-(`destination_problems`); a write that still fails is a warning in the terminal summary, never
+(`destinations`); a write that still fails is a warning in the terminal summary, never
 an INTERNALERROR.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
 from ..files import write_atomic
-from .summary import ItemResult, RunSummary, count
-
-if TYPE_CHECKING:
-    from .context import RunContext
+from .destinations import ENV, report_problems
+from .results import ResultsError, merge, read
+from .summary import ItemResult, RunSummary, Selection, count
 
 REPORT_CHARS = 65_536
 """The report file's size cap: what one pull-request comment holds."""
@@ -42,39 +41,6 @@ RESERVE = 2_000
 """Room kept for the table header, the section headings and the notes of what was cut."""
 GIST_CHARS = 60
 """Characters of each side of a group's one-line gist."""
-ENV = "GITHUB_STEP_SUMMARY"
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Why these items ran, as the run header says it: plain data for `markdown`."""
-
-    mode: str = "compare"
-    spec: str | None = None
-    """The `--evaltasks` value; None: the node ids given chose the tasks."""
-    tasks: int = 0
-    """Tasks planned."""
-    broken: int = 0
-    orphans: int = 0
-    changed: str | None = None
-    """`--evaltasks-changed`: which tasks a change since the revision selected, and why."""
-    base_ref: str | None = None
-    """`--evaltasks-base`: the revision whose snapshots each task is also judged against."""
-
-
-def selection_of(context: RunContext) -> Selection:
-    """The selection facts of a run."""
-    options = context.options
-    plan = context.plan
-    return Selection(
-        mode="update" if options.update else "compare",
-        spec=options.spec,
-        tasks=len(plan.requests),
-        broken=len(plan.broken),
-        orphans=len(plan.orphans),
-        changed=context.changes.describe() if context.changes is not None else None,
-        base_ref=context.base.ref if context.base is not None else None,
-    )
 
 
 @dataclass(frozen=True)
@@ -646,59 +612,6 @@ def _clip(text: str, limit: int = 2_000) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit:,} more)"
 
 
-# --- destinations ----------------------------------------------------------------------------
-
-
-def destination_problems(
-    report: Path | None,
-    environ: Mapping[str, str] = os.environ,
-    option: str = "--evaltasks-report",
-) -> list[str]:
-    """Why the report could not be written to `report` (given as `option`) or appended to
-    `$GITHUB_STEP_SUMMARY`, checked before the run (a usage error then, not a traceback after
-    it)."""
-    problems = []
-    where = f"{option}={_shown(report)}" if report is not None else option
-    if report is None:
-        pass
-    elif report.is_dir():
-        problems.append(
-            f"{where}: that is a directory; name a file, e.g. "
-            f"{option}={_shown(report / 'evaltasks-report.md')}"
-        )
-    else:
-        problem = _folder_problem(report.parent)
-        if problem:
-            problems.append(f"{where}: {problem}")
-    value = environ.get(ENV, "")
-    if value:
-        summary = Path(value)
-        where = f"{ENV}={value}"
-        if summary.is_dir():
-            problems.append(f"{where} is a directory; it must name a file (the report is appended)")
-        elif not summary.parent.is_dir():
-            problems.append(
-                f"{where}: its folder {summary.parent} does not exist (unset {ENV}, "
-                f"or point it at a file in an existing folder)"
-            )
-        elif not os.access(summary if summary.exists() else summary.parent, os.W_OK):
-            problems.append(f"{where} is not writable")
-    return problems
-
-
-def _folder_problem(folder: Path) -> str | None:
-    """Why a file cannot be written in `folder` (created when missing), or None."""
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        return f"{_shown(existing)} is a file, so the folder {_shown(folder)} cannot be created"
-    if not os.access(existing, os.W_OK | os.X_OK):
-        what = "folder" if existing == folder else f"folder {_shown(folder)} cannot be created in"
-        return f"the {what} {_shown(existing)} is not writable"
-    return None
-
-
 def publish(
     path: Path | None,
     summary: RunSummary,
@@ -772,15 +685,96 @@ class _ProblemLines:
             terminalreporter.line(f"evaltasks: error: {problem}", red=True)
 
 
-def _shown(path: Path) -> str:
-    """A path relative to the working directory when it is inside it."""
+# --- the command -------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.environ) -> int:
+    """`python -m pytest_evaltasks.plugin.report merge FILE... [--output PATH]`."""
+    parser = argparse.ArgumentParser(
+        prog="python -m pytest_evaltasks.plugin.report",
+        description="Build the --evaltasks-report Markdown of several runs' --evaltasks-results "
+        "files (the shards of one run) and append it to $GITHUB_STEP_SUMMARY.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="merge")
+    command = commands.add_parser(
+        "merge",
+        help="merge results files into one report",
+        description="Merge --evaltasks-results files into the report one run of all their items "
+        "writes. Exit 0: merged, every item passed; 1: an item failed, the files are not the "
+        "shards of one run (said in the report), or a write failed; 2: a usage error or a file "
+        "that is not a results file (nothing written).",
+    )
+    command.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="results files, or folders whose *.json files are results files",
+    )
+    command.add_argument(
+        "--output",
+        "-o",
+        metavar="PATH",
+        help="write the report to PATH (without it and without $GITHUB_STEP_SUMMARY: stdout)",
+    )
+    arguments = parser.parse_args(argv)
+    output = Path(arguments.output) if arguments.output else None
     try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
+        paths = _expand(arguments.files)
+        runs = [read(path, source) for path, source in paths]
+    except ResultsError as exc:
+        return _error(str(exc), 2)
+    unwritable = report_problems(output, environ, option="--output")
+    if unwritable:
+        return _error("\n".join(unwritable), 2)
+    merged = merge(runs)
+    notes = merged.problems
+    for problem in notes:
+        sys.stderr.write(f"evaltasks merge: {problem}\n")
+    if output is None and not environ.get("GITHUB_STEP_SUMMARY"):
+        sys.stdout.write(markdown(merged.summary, merged.outcomes, merged.selection, notes=notes))
+        written = []
+    else:
+        written = publish(
+            output, merged.summary, merged.outcomes, merged.selection, environ, notes=notes
+        )
+    for problem in written:
+        sys.stderr.write(f"evaltasks merge: error: {problem}\n")
+    items = len(merged.summary.results)
+    failed = f", {merged.failed:,} failed" if merged.failed else ""
+    where = f"; report written to {output}" if output is not None and not written else ""
+    sys.stderr.write(
+        f"evaltasks merge: {count(len(runs), 'results file')}, {count(items, 'item')}"
+        f"{failed}{where}\n"
+    )
+    return 1 if notes or written or merged.failed else 0
+
+
+def _expand(arguments: Sequence[str]) -> list[tuple[Path, str]]:
+    """Each argument's file, or a folder's `*.json` files (sorted); `ResultsError` for an
+    argument that names nothing, or a folder without one."""
+    found: list[tuple[Path, str]] = []
+    for argument in arguments:
+        path = Path(argument)
+        if path.is_dir():
+            inside = sorted(path.glob("*.json"))
+            if not inside:
+                raise ResultsError(f"{argument}: a folder without a *.json results file")
+            found += [(file, str(file)) for file in inside]
+        elif not path.exists():
+            raise ResultsError(
+                f"{argument}: no such file (an unmatched shell pattern stays as written: did "
+                f"the shards upload their files?)"
+            )
+        else:
+            found.append((path, argument))
+    return found
+
+
+def _error(message: str, code: int) -> int:
+    for line in message.splitlines():
+        sys.stderr.write(f"evaltasks merge: error: {line}\n")
+    return code
 
 
 if __name__ == "__main__":  # `python -m pytest_evaltasks.plugin.report merge FILE...`
-    from pytest_evaltasks.plugin.results import main
-
     sys.exit(main())

@@ -17,19 +17,15 @@ error, or a file that is not a results file (nothing is written).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import os
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_type_hints
 
 from ..files import write_atomic
-from .report import Selection, _folder_problem, destination_problems, publish
-from .summary import ItemResult, RunSummary, count
+from .summary import ItemResult, RunSummary, Selection, count
 
 if TYPE_CHECKING:
     import pytest
@@ -120,26 +116,6 @@ def write(
     except OSError as exc:
         return f"the results were not written: {exc}"
     return None
-
-
-def results_problems(results: Path, others: Mapping[str, Path | None]) -> list[str]:
-    """Why `--evaltasks-results` cannot be written, checked before the run: a folder, a folder
-    that cannot be created, or the file another option writes (`others`: option -> path)."""
-    where = f"--evaltasks-results={results}"
-    if results.is_dir():
-        return [f"{where}: that is a directory; name a file, e.g. {where}/results.json"]
-    for option, other in others.items():
-        if other is not None and _same_path(results, other):
-            return [f"{where}: {option} writes that file too; name another"]
-    problem = _folder_problem(results.parent)
-    return [f"{where}: {problem}"] if problem else []
-
-
-def _same_path(one: Path, other: Path) -> bool:
-    try:
-        return one.resolve() == other.resolve()
-    except OSError:
-        return one == other
 
 
 # --- reading -----------------------------------------------------------------------------------
@@ -359,100 +335,3 @@ def _fact(value: object) -> str:
 def _sources(sources: list[str]) -> str:
     shown = ", ".join(sources[:5])
     return shown + (f" and {len(sources) - 5} more" if len(sources) > 5 else "")
-
-
-# --- the command -------------------------------------------------------------------------------
-
-
-def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] = os.environ) -> int:
-    """`python -m pytest_evaltasks.plugin.report merge FILE... [--output PATH]`."""
-    parser = argparse.ArgumentParser(
-        prog="python -m pytest_evaltasks.plugin.report",
-        description="Build the --evaltasks-report Markdown of several runs' --evaltasks-results "
-        "files (the shards of one run) and append it to $GITHUB_STEP_SUMMARY.",
-    )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="merge")
-    command = commands.add_parser(
-        "merge",
-        help="merge results files into one report",
-        description="Merge --evaltasks-results files into the report one run of all their items "
-        "writes. Exit 0: merged, every item passed; 1: an item failed, the files are not the "
-        "shards of one run (said in the report), or a write failed; 2: a usage error or a file "
-        "that is not a results file (nothing written).",
-    )
-    command.add_argument(
-        "files",
-        nargs="+",
-        metavar="FILE",
-        help="results files, or folders whose *.json files are results files",
-    )
-    command.add_argument(
-        "--output",
-        "-o",
-        metavar="PATH",
-        help="write the report to PATH (without it and without $GITHUB_STEP_SUMMARY: stdout)",
-    )
-    arguments = parser.parse_args(argv)
-    output = Path(arguments.output) if arguments.output else None
-    try:
-        paths = _expand(arguments.files)
-        runs = [read(path, source) for path, source in paths]
-    except ResultsError as exc:
-        return _error(str(exc), 2)
-    unwritable = destination_problems(output, environ, option="--output")
-    if unwritable:
-        return _error("\n".join(unwritable), 2)
-    merged = merge(runs)
-    notes = merged.problems
-    for problem in notes:
-        sys.stderr.write(f"evaltasks merge: {problem}\n")
-    if output is None and not environ.get("GITHUB_STEP_SUMMARY"):
-        from .report import markdown
-
-        sys.stdout.write(markdown(merged.summary, merged.outcomes, merged.selection, notes=notes))
-        written = []
-    else:
-        written = publish(
-            output, merged.summary, merged.outcomes, merged.selection, environ, notes=notes
-        )
-    for problem in written:
-        sys.stderr.write(f"evaltasks merge: error: {problem}\n")
-    items = len(merged.summary.results)
-    failed = f", {merged.failed:,} failed" if merged.failed else ""
-    where = f"; report written to {output}" if output is not None and not written else ""
-    sys.stderr.write(
-        f"evaltasks merge: {count(len(runs), 'results file')}, {count(items, 'item')}"
-        f"{failed}{where}\n"
-    )
-    return 1 if notes or written or merged.failed else 0
-
-
-def _expand(arguments: Sequence[str]) -> list[tuple[Path, str]]:
-    """Each argument's file, or a folder's `*.json` files (sorted); `ResultsError` for an
-    argument that names nothing, or a folder without one."""
-    found: list[tuple[Path, str]] = []
-    for argument in arguments:
-        path = Path(argument)
-        if path.is_dir():
-            inside = sorted(path.glob("*.json"))
-            if not inside:
-                raise ResultsError(f"{argument}: a folder without a *.json results file")
-            found += [(file, str(file)) for file in inside]
-        elif not path.exists():
-            raise ResultsError(
-                f"{argument}: no such file (an unmatched shell pattern stays as written: did "
-                f"the shards upload their files?)"
-            )
-        else:
-            found.append((path, argument))
-    return found
-
-
-def _error(message: str, code: int) -> int:
-    for line in message.splitlines():
-        sys.stderr.write(f"evaltasks merge: error: {line}\n")
-    return code
-
-
-if __name__ == "__main__":  # pragma: no cover - the entry point is report's
-    sys.exit(main())

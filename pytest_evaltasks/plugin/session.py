@@ -17,7 +17,7 @@ import pytest
 
 from .context import LABELS_INPUT, start_context
 from .startup import is_worker, shown
-from .summary import RESULT_KEY, Collected, ItemResult, count
+from .summary import RESULT_KEY, Collected, ItemResult, Selection, count
 
 if TYPE_CHECKING:
     from .context import RunContext
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 RESULTS_PROBLEMS = "evaltasks-results-problems"
 REPORT_PROBLEMS = "evaltasks-report-problems"
 
-SESSION_KEY: pytest.StashKey[EvalTasksSession] = pytest.StashKey()
-"""Where the items find the session."""
 
 
 class EvalTasksSession:
@@ -56,8 +54,10 @@ class EvalTasksSession:
     @classmethod
     def start(cls, config: pytest.Config, options: Options) -> EvalTasksSession:
         """Work out the run (a mistake is a usage error); the items find it in the stash."""
+        from .items import RUN_KEY
+
         session = cls(config, start_context(config, options))
-        config.stash[SESSION_KEY] = session
+        config.stash[RUN_KEY] = session
         return session
 
     # collection -------------------------------------------------------------------------------
@@ -145,7 +145,7 @@ class EvalTasksSession:
         options = context.options
         if options.report is None and options.results is None:
             return
-        from .report import publish, selection_of, show_problems
+        from .report import publish, show_problems
 
         selection = selection_of(context)
         if options.report is not None:
@@ -285,3 +285,18 @@ def broken_outside_run(context: RunContext) -> list[str]:
     if len(broken) > 5:
         lines.append(f"  ... and {len(broken) - 5} more")
     return lines
+
+
+def selection_of(context: RunContext) -> Selection:
+    """The selection facts of a run."""
+    options = context.options
+    plan = context.plan
+    return Selection(
+        mode="update" if options.update else "compare",
+        spec=options.spec,
+        tasks=len(plan.requests),
+        broken=len(plan.broken),
+        orphans=len(plan.orphans),
+        changed=context.changes.describe() if context.changes is not None else None,
+        base_ref=context.base.ref if context.base is not None else None,
+    )

@@ -199,3 +199,20 @@ class RunSummary:
 def count(number: int, noun: str) -> str:
     """`1 task`, `2 tasks`."""
     return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Why these items ran, as the run header says it: plain data for `markdown`."""
+
+    mode: str = "compare"
+    spec: str | None = None
+    """The `--evaltasks` value; None: the node ids given chose the tasks."""
+    tasks: int = 0
+    """Tasks planned."""
+    broken: int = 0
+    orphans: int = 0
+    changed: str | None = None
+    """`--evaltasks-changed`: which tasks a change since the revision selected, and why."""
+    base_ref: str | None = None
+    """`--evaltasks-base`: the revision whose snapshots each task is also judged against."""

@@ -40,7 +40,7 @@ import select
 
 import pytest
 
-from pytest_evaltasks.plugin.session import SESSION_KEY
+from pytest_evaltasks.plugin.items import RUN_KEY
 
 
 class Probe:
@@ -48,7 +48,7 @@ class Probe:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item):
-        session = item.config.stash.get(SESSION_KEY, None)
+        session = item.config.stash.get(RUN_KEY, None)
         ahead = session.lookahead if session is not None else None
         if ahead is None or self.seen:
             return

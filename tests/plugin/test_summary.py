@@ -89,12 +89,12 @@ import json
 
 import pytest
 
-from pytest_evaltasks.plugin.session import SESSION_KEY
+from pytest_evaltasks.plugin.items import RUN_KEY
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
-    session = config.stash.get(SESSION_KEY, None)
+    session = config.stash.get(RUN_KEY, None)
     if session is not None:
         collected = session.collected
         with open("kept.json", "w") as out:
