@@ -63,34 +63,31 @@ def lint_docs(docs: Iterable[tuple[str, Doc]]) -> Iterator[LintDoc]:
                     shots[ids] = _repeats(samples)
                 repeated = shots[ids]
             repeats = repeated
-        yield _lint_doc(label, doc, *kind, repeats)
-
-
-def _lint_doc(label: str, doc: Doc, scored: bool, generative: bool, repeats: bool) -> LintDoc:
-    plain = _plain_choices(doc)  # the common case, worked out once for every rule
-    keys = tuple(plain) if plain is not None else _choice_keys(doc)
-    choices = plain if plain is not None else _choice_texts(doc)
-    end = _prompt_end(doc)
-    query = doc.query
-    golds: list[str] = []
-    stops: list[str] = []
-    if generative:
-        golds = _golds(doc)
-        stops = [stop for stop in doc.stop_sequences or [] if stop]
-    return LintDoc(
-        label=label,
-        prompt_end=end,
-        joins=[(end, choice) for choice in choices] if scored else (),
-        blank_query=not query or query.isspace(),  # no copy, as strip() makes
-        scored=choices if scored else (),
-        choice_keys=keys,
-        counted=len(keys) if scored else 0,
-        asked=(query, keys),
-        golds=golds,
-        stops=stops,
-        max_tokens=doc.generation_size if generative else None,
-        fewshots_repeat=repeats,
-    )
+        scored, generative = kind
+        plain = _plain_choices(doc)  # the common case, worked out once for every rule
+        keys = tuple(plain) if plain is not None else _choice_keys(doc)
+        choices = plain if plain is not None else _choice_texts(doc)
+        end = _prompt_end(doc)
+        query = doc.query
+        golds: list[str] = []
+        stops: list[str] = []
+        if generative:
+            golds = _golds(doc)
+            stops = [stop for stop in doc.stop_sequences or [] if stop]
+        yield LintDoc(  # positionally: one per doc of every run, a third of the keyword cost
+            label,
+            end,
+            ((end, choices),) if scored else (),
+            not query or query.isspace(),  # no copy, as strip() makes
+            choices if scored else (),
+            keys,
+            len(keys) if scored else 0,
+            (query, keys),
+            golds,
+            stops,
+            doc.generation_size if generative else None,
+            repeats,
+        )
 
 
 def _kind(doc: Doc) -> tuple[bool, bool]:

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class LintDoc:
     """One evaluated doc as the lint rules read it, whatever rendered it.
 
     `prompt_end` is the last character of the text a model continues on its own ("" when the
-    doc is only ever scored with its choices appended); `joins` the (end of context, choice)
-    pairs a scored doc appends; `blank_query` and `scored` the query's and the scored choices'
+    doc is only ever scored with its choices appended); `joins` what a scored doc appends to
+    what: (context, the choices appended to it) pairs, one per context; `blank_query` and `scored` the query's and the scored choices'
     texts for emptiness; `choice_keys` one hashable value per choice (repeats are duplicates);
     `counted` the number of choices of a multiple-choice doc (0: not one); `asked` what makes
     two docs the same question; `golds`, `stops` and `max_tokens` what a generation is judged
@@ -27,7 +27,7 @@ class LintDoc:
 
     label: str
     prompt_end: str
-    joins: Sequence[tuple[str, str]]
+    joins: Sequence[tuple[str, Sequence[str]]]
     blank_query: bool
     scored: Sequence[str]
     choice_keys: tuple[Any, ...]

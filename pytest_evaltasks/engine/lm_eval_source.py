@@ -1101,7 +1101,7 @@ def _lint_doc(
         for r in requests
         if r.get("type") == "loglikelihood" and len(r.get("arguments", [])) > 1
     ]
-    joins = [(c, k) for c, k in pairs if isinstance(c, str) and isinstance(k, str)]
+    joins = [(c, [k]) for c, k in pairs if isinstance(c, str) and isinstance(k, str)]
     rolling = bool(requests) and requests[0].get("type") == "loglikelihood_rolling"
     blank = not rolling and bool(contexts) and not any(
         isinstance(c, str) and c.strip() for c in contexts

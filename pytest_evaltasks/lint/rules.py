@@ -173,10 +173,16 @@ def _doc_findings(doc: LintDoc) -> list[str]:
     end = doc.prompt_end
     if end in (" ", "\t"):
         rules.append("trailing-space")
-    joins = [(context, choice) for context, choice in doc.joins if context and choice]
-    if any(context[-1] == " " and choice[0] == " " for context, choice in joins):
+    double = glued = False
+    for context, choices in doc.joins:
+        if context:
+            last = context[-1]
+            starts = [choice[0] for choice in choices if choice]
+            double = double or (last == " " and " " in starts)
+            glued = glued or (not last.isspace() and any(not c.isspace() for c in starts))
+    if double:
         rules.append("double-space-at-join")
-    if any(not context[-1].isspace() and not choice[0].isspace() for context, choice in joins):
+    if glued:
         rules.append("glued-at-join")
     if doc.blank_query or any(not choice.strip() for choice in doc.scored):
         rules.append("empty-text")
