@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from .engine.doc import Doc, SamplingMethod
     from .engine.fewshot import FewShotSampler
     from .engine.metrics import Metrics
+    from .engine.prompts import render_chat, render_messages, render_plain
     from .engine.registry import Registry
-    from .engine.rendering import render_chat, render_messages, render_plain
     from .engine.task import Task
     from .engine.task_string import TaskRequest, parse_task_string
     from .errors import EvalTaskError
@@ -39,9 +39,9 @@ _EXPORTS: dict[str, str] = {
     "TaskConfig": "engine.config",
     "TaskRequest": "engine.task_string",
     "parse_task_string": "engine.task_string",
-    "render_chat": "engine.rendering",
-    "render_messages": "engine.rendering",
-    "render_plain": "engine.rendering",
+    "render_chat": "engine.prompts",
+    "render_messages": "engine.prompts",
+    "render_plain": "engine.prompts",
 }
 """Public name -> the submodule that defines it."""
 

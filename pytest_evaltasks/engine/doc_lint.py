@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .doc import SamplingMethod
 from .lint_input import LintDoc, LintTask
-from .rendering import plain_prompt_query
+from .prompts import plain_prompt_query
 
 if TYPE_CHECKING:
     from .doc import Doc

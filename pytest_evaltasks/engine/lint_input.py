@@ -16,13 +16,15 @@ from typing import Any
 class LintDoc:
     """One evaluated doc as the lint rules read it, whatever rendered it.
 
-    `prompt_end` is the last character of the text a model continues on its own ("" when the
-    doc is only ever scored with its choices appended); `joins` what a scored doc appends to
-    what: (context, the choices appended to it) pairs, one per context; `blank_query` and `scored` the query's and the scored choices'
-    texts for emptiness; `choice_keys` one hashable value per choice (repeats are duplicates);
-    `counted` the number of choices of a multiple-choice doc (0: not one); `asked` what makes
-    two docs the same question; `golds`, `stops` and `max_tokens` what a generation is judged
-    by; `fewshots_repeat` whether two of its examples are one.
+    - `prompt_end`: the last character of the text a model continues on its own ("" when the
+      doc is only ever scored with its choices appended);
+    - `joins`: what a scored doc appends to what, as (context, choices) pairs, one per context;
+    - `blank_query`, `scored`: the query's and the scored choices' texts, for emptiness;
+    - `choice_keys`: one hashable value per choice (a repeat is a duplicate choice);
+    - `counted`: the number of choices of a multiple-choice doc (0: not one);
+    - `asked`: what makes two docs the same question;
+    - `golds`, `stops`, `max_tokens`: what a generation is judged by;
+    - `fewshots_repeat`: two of its few-shot examples are one.
     """
 
     label: str

@@ -26,13 +26,13 @@ from ..snapshot.built import BuiltSnapshot, build_snapshot
 from ..snapshot.check import FreshBuildError
 from ..snapshot.facts import SnapshotFacts
 from ..snapshot.settings import RunSettings
-from .renderings import split_item_name
+from .profiles import split_item_name
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.registry import Registry
     from ..engine.task_string import TaskRequest
-    from .renderings import Rendering
+    from .profiles import Rendering
 
 TIMEOUT = 600.0
 """Seconds a fresh process may take to build one task."""

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .git import FilesAt
     from .options import Options
     from .plan import RunPlan
-    from .renderings import Rendering
+    from .profiles import Rendering
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class RunContext:
             if rendering.key == key:
                 return rendering
         if key not in self._extra_renderings:
-            from .renderings import resolve
+            from .profiles import resolve
 
             base = self.options.run
             loaded = resolve([key], base, self.root, self.root, self.options.tokens)
@@ -190,7 +190,7 @@ def _check_node_ids(options: Options, plan: RunPlan, renderings: list[Rendering]
     if not options.node_ids or not options.specs:
         return
     from ..errors import did_you_mean
-    from .renderings import item_name
+    from .profiles import item_name
 
     names = [
         item_name(request.label, key)

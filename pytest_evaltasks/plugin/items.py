@@ -29,7 +29,7 @@ from .builds import FreshBuild, build_here, lint_of, other_seed
 from .context import RunContext
 from .lookahead import Checked, Lookahead
 from .plan import Orphan
-from .renderings import MODULE_VARIABLE, allowed, item_name
+from .profiles import MODULE_VARIABLE, allowed, item_name
 from .summary import RESULT_KEY, ItemResult
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ import pytest
 
 from ..snapshot.settings import RunSettings
 from .command_line import LINT_MODES, LOOKAHEAD_MODES
-from .renderings import parse_keys
+from .profiles import parse_keys
 
 
 @dataclass(frozen=True)

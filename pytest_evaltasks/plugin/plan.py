@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ..engine.task_string import ALL_TASKS, TaskRequest, parse_label
 from ..errors import EvalTaskError
 from ..snapshot.storage import recorded_labels, snapshot_filename
-from .renderings import split_item_name
+from .profiles import split_item_name
 
 if TYPE_CHECKING:
     from ..engine.registry import BrokenModule, Registry, Unusable

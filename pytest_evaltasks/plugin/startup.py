@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ..engine.registry import Registry
     from .options import Options
     from .plan import RunPlan
-    from .renderings import Rendering
+    from .profiles import Rendering
 
 INDEX_KEY = "evaltasks/module-index"
 """Where the module index lives in pytest's cache."""
@@ -158,7 +158,7 @@ def plan_of(
 def renderings_of(options: Options, root: Path, cwd: Path) -> list[Rendering]:
     """The run's renderings, each template loaded once: the listed profiles, or the one the
     chat template and system prompt options describe; a bad one is a usage error."""
-    from .renderings import base_rendering, resolve
+    from .profiles import base_rendering, resolve
 
     try:
         if options.renderings is None:

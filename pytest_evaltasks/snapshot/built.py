@@ -125,7 +125,7 @@ class DocsForm:
 
     def export(self, position: int) -> dict[str, Any]:
         from ..engine.doc import golds_or_none
-        from ..engine.rendering import render_messages, render_plain
+        from ..engine.prompts import render_messages, render_plain
 
         label, doc = self.rendered.docs[position]
         run = self.run

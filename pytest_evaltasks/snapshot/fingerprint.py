@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from ..engine.rendering import plain_prompt_head, plain_prompt_query
+from ..engine.prompts import plain_prompt_head, plain_prompt_query
 from .canonical import canonical, image_digest, typed_keys
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..engine.doc import golds_or_none
-from ..engine.rendering import render_messages, render_plain
+from ..engine.prompts import render_messages, render_plain
 from .line_text import escape_line, file_json, quote_text
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_evaltasks import Doc, Task, TaskConfig, render_chat, render_messages, render_plain
-from pytest_evaltasks.engine.rendering import extract_query
+from pytest_evaltasks.engine.prompts import extract_query
 
 INSTRUCTION = "Answer the following questions.\n\n"
 
