@@ -7,7 +7,7 @@ reimplements them. A task is built and its requests collected by lm-eval itself:
 
 - its YAML is read by lm-eval's loader (`_yaml_loader.load_yaml`) and indexed by lm-eval's own
   rules (`TaskIndex.process_cfg`, later folders overriding earlier ones, as `TaskManager` does
-  with `include_path`), only for the files a run needs (`lm_eval_source` says which);
+  with `include_path`), only for the files a run needs (`lm_eval_index` says which);
 - a run is `lm_eval.simple_evaluate` itself, with a `TaskManager` over that index and a model
   that records nothing but stops the run at its first call, once every request is built: the
   seeds, the `num_fewshot` rule, the few-shot seed, `build_all_requests`, system instruction and

@@ -6,17 +6,10 @@ with `--include_path`, lm-eval's own folder always comes first (a custom folder 
 tasks and its groups may name them), but `all` and `--evaltasks-list` cover the folders named.
 
 **Indexing only what a run needs.** lm-eval's `TaskIndex` parses every YAML file under its
-folders (14,683 names in 0.4.13) before it loads one task. Here each file's index record (what
-lm-eval's loader makes of it: its name, kind, tags, group members, version, shots, and the files
-it includes) is kept in pytest's cache, keyed by a digest of the file's bytes and of every file
-it includes, and the installed lm-eval's version: every file is read and hashed on each run
-(a fraction of a second for lm-eval's whole folder) and a record whose digests differ is
-parsed again. A file without a record is parsed only when it can define a name the run needs:
-its bytes, or those of a file it includes, hold the name (a task name, group or tag is written
-in the YAML that defines it). Each name found pulls in its group's members and its tag's tasks,
-and every file that holds a name needed is parsed, so the index of those names is exactly
-lm-eval's (its first definition in a folder wins, a later folder overrides). A name found
-nowhere, or any doubt, means parsing everything.
+folders before it loads one task; this source asks a `lm_eval_index.YamlIndex` instead, which
+indexes only the files that can define the names a run asks for, verified against the files'
+bytes and kept in pytest's cache (its module docstring says how). The source registers only
+the names the index trusts, and plans and renders them.
 
 **Groups.** A group or a tag stands for its tasks, in lm-eval's order (`lm_eval_adapter`
 plans it with lm-eval's own factory). A task whose config the group changes (`num_fewshot`,
@@ -30,7 +23,6 @@ continuation, the generation arguments, the target, the few-shot doc ids and the
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterable
@@ -40,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError, EvalTaskError, RegistryError
 from .lint_input import LintDoc, LintTask
+from .lm_eval_index import CACHE_KEY, RECORDS_VERSION, FileRecord, YamlIndex, environment_key
 from .rendered import RenderedUnit, UnitsRendered, Upstream
 from .sources import Entry, SourceKind, holds_task_modules
 
@@ -56,8 +49,6 @@ UPSTREAM_SETTING = "lm_eval"
 OWN_PREFIX = "lm_eval:"
 """How a `config_source` inside lm-eval's installed task folder begins (`lm_eval:tasks/...`):
 a file of lm-eval's own, which its user does not edit."""
-CACHE_KEY = "evaltasks/lm-eval-index"
-RECORDS_VERSION = 1
 LINT_IGNORE_KEY = "evaltasks_lint_ignore"
 """`metadata: {evaltasks_lint_ignore: [rule, ...]}` in a YAML task silences rules for it."""
 _SKIPPED_DIRS = frozenset({"__pycache__", "__snapshots__", ".ipynb_checkpoints", ".git"})
@@ -115,80 +106,38 @@ class LmEvalRef:
     """Its config in the group, hooks unresolved (variants only)."""
 
 
-@dataclass
-class FileRecord:
-    """One YAML file as lm-eval's index reads it, with the digests it is valid for."""
-
-    digest: str
-    includes: dict[str, str]
-    config: dict[str, Any] | None
-    error: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "digest": self.digest,
-            "includes": self.includes,
-            "config": self.config,
-            "error": self.error,
-        }
-
-
-_INDEX_KEYS = ("task", "group", "tag", "class", "num_fewshot")
-
-
-def _index_part(config: dict[str, Any]) -> dict[str, Any]:
-    """The part of a merged config the index and the registry use."""
-    part = {key: config[key] for key in _INDEX_KEYS if key in config}
-    metadata = config.get("metadata")
-    if isinstance(metadata, dict) and "version" in metadata:
-        part["__version__"] = [metadata["version"]]
-    return part
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:32]
-
-
-def environment_key() -> str:
-    """What every record also depends on: lm-eval's loader (its version) and this format."""
-    import sys
-
-    from .lm_eval_adapter import lm_eval_version
-
-    return f"records {RECORDS_VERSION}; lm-eval {lm_eval_version()}; python {sys.version_info[:2]}"
-
-
 class LmEvalYaml:
-    """The lm-eval task folders of a registry (see the module docstring)."""
+    """The lm-eval task folders of a registry (see the module docstring): what the registry
+    asks of a task source, answered from one `YamlIndex` (which files define which names)."""
 
     kind = KIND
 
     def __init__(self, folders: list[Path], setup: SourceSetup) -> None:
-        data_dir, wanted, cache = setup.data_dir, setup.wanted, setup.cache
         installed = _installed_folder()
         listed = [folder.resolve() for folder in folders]
         self.listed = listed
-        self.roots: list[Path] = []
+        roots: list[Path] = []
         if installed is not None:
-            self.roots.append(installed.resolve())
-        self.roots += [folder for folder in listed if folder not in self.roots]
-        self.data_dir = data_dir
+            roots.append(installed.resolve())
+        roots += [folder for folder in listed if folder not in roots]
+        self.yaml_index = YamlIndex(roots, setup.cache)
+        """The index of the folders' YAML files (lm-eval's own folder first, as `TaskManager`
+        orders `--include_path`)."""
+        self.data_dir = setup.data_dir
+        wanted = setup.wanted
         self.wanted = None if wanted is None else list(dict.fromkeys(wanted))
-        self.cache = cache
-        self.partial = False
-        self.index: dict[str, Any] = {}
-        self.overrides: list[str] = []
-        self._files: dict[Path, list[Path]] = {}
-        self._bytes: dict[str, bytes | None] = {}
-        self._records: dict[str, FileRecord] = {}
-        self._cached: dict[str, FileRecord] = {}
-        self._parsed_new = False
-        self._complete = False
-        self._trusted: set[str] = set()
         self._expanded: dict[str, list[Any]] = {}
         self._dependencies: dict[str, set[str]] = {}
-        self._include_cache: dict[str, list[str] | None] = {}
-        self._replayed: tuple[tuple[int, int], dict[str, Any]] | None = None
+
+    @property
+    def index(self) -> dict[str, Any]:
+        """lm-eval's index entries of the names indexed so far (the index's)."""
+        return self.yaml_index.index
+
+    @property
+    def partial(self) -> bool:
+        """Only the files that can define the names asked for were indexed."""
+        return self.yaml_index.partial
 
     # registration ---------------------------------------------------------------------------
 
@@ -202,279 +151,46 @@ class LmEvalYaml:
             raise RegistryError(
                 f"task folder(s) {folders} hold lm-eval YAML tasks: {exc}"
             ) from None
-        self._load_cache()
+        self.yaml_index.load_cache()
         full = self.listed if self.wanted is None else []
         wanted = set(self.wanted or [])
-        for root in full:
-            self._parse_all(root)
-        if full:
-            wanted |= self._group_members(self._replay(), set(self._names_in(full)))
-        if wanted or full:
-            self._index_names(wanted, exact=set(self.wanted or []))
+        self.yaml_index.index_names(wanted, exact=set(wanted), whole=full)
         self._publish(registrar)
-        self._save_cache()
-
-    def _names_in(self, roots: list[Path]) -> Iterable[str]:
-        for name, entry in self._replay().items():
-            if entry.yaml_path is not None and self._root_of(Path(entry.yaml_path)) in roots:
-                yield name
-
-    def _root_of(self, path: Path) -> Path | None:
-        """The folder (of `roots`, the innermost) a file is in: by its path as written, which
-        for the index's files starts with their folder's."""
-        text = os.path.abspath(path)
-        for root in sorted(self.roots, key=lambda r: len(str(r)), reverse=True):
-            base = str(root)
-            if text == base or text.startswith(base + os.sep):
-                return root
-        resolved = Path(text).resolve()
-        for root in self.roots:
-            if root == resolved or root in resolved.parents:
-                return root
-        return None
+        self.yaml_index.save_cache()
 
     def partial_note(self) -> str | None:
         """What a run over some tasks indexed, for the header."""
         if not self.partial:
             return None
-        total = sum(len(files) for files in self._files.values())
+        indexed, total = self.yaml_index.files_indexed, self.yaml_index.files_found
         return (
-            f"indexed {len(self._records)} of {total} lm-eval YAML files: those that can define "
+            f"indexed {indexed} of {total} lm-eval YAML files: those that can define "
             f"the tasks asked for (each file read and hashed, its index record in pytest's cache "
             f"verified against its bytes and its includes')"
         )
 
     def ensure(self, registrar: Registrar, names: Iterable[str]) -> None:
-        missing = [name for name in names if name not in self._trusted]
+        trusted = self.yaml_index.trusted
+        missing = [name for name in names if name not in trusted]
         groups = {name.split("::")[0] for name in missing if "::" in name}
         plain = [name for name in missing if "::" not in name]
-        if plain or groups - self._trusted:
-            self._index_names(set(plain) | groups, exact=set(plain) | groups)
+        if plain or groups - trusted:
+            self.yaml_index.index_names(set(plain) | groups, exact=set(plain) | groups)
             self._publish(registrar)
-            self._save_cache()
+            self.yaml_index.save_cache()
         for group in sorted(groups):
-            if group in self.index and self._kind(group) == "GROUP":
+            if group in self.index and self.yaml_index.kind(group) == "GROUP":
                 self._plan(registrar, group)
-
-    # the index ------------------------------------------------------------------------------
-
-    def _yaml_files(self, root: Path) -> list[Path]:
-        if root not in self._files:
-            from .lm_eval_adapter import yaml_files
-
-            self._files[root] = yaml_files(root)
-        return self._files[root]
-
-    def _read(self, path: str) -> bytes | None:
-        if path not in self._bytes:
-            try:
-                with open(path, "rb") as stream:
-                    self._bytes[path] = stream.read()
-            except OSError:
-                self._bytes[path] = None
-        return self._bytes[path]
-
-    def _valid(self, path: Path) -> FileRecord | None:
-        """The record of `path` when its digests still hold (parsed this run, or cached)."""
-        key = str(path)
-        known = self._records.get(key)
-        if known is not None:
-            return known
-        cached = self._cached.get(key)
-        data = self._read(key)
-        if cached is None or data is None or cached.digest != _digest(data):
-            return None
-        for include, digest in cached.includes.items():
-            included = self._read(include)
-            if included is None or _digest(included) != digest:
-                return None
-        self._records[key] = cached
-        return cached
-
-    def _parse(self, path: Path) -> FileRecord:
-        from .lm_eval_adapter import index_config
-
-        key = str(path)
-        known = self._valid(path)
-        if known is not None:
-            return known
-        config, error, includes = index_config(path)
-        data = self._read(key) or b""
-        record = FileRecord(
-            _digest(data),
-            {include: _digest(self._read(include) or b"") for include in includes},
-            _index_part(config) if config is not None else None,
-            error,
-        )
-        self._records[key] = record
-        self._parsed_new = True
-        return record
-
-    def _parse_all(self, root: Path) -> None:
-        for path in self._yaml_files(root):
-            self._parse(path)
-
-    def _replay(self) -> dict[str, Any]:
-        """lm-eval's index over the records known so far (replayed again only when records or
-        folders were added since: a file's record is set once per run, never replaced, so the
-        counts say whether anything changed)."""
-        from .lm_eval_adapter import replay
-
-        state = (len(self._records), len(self._files))
-        if self._replayed is not None and self._replayed[0] == state:
-            return self._replayed[1]
-        roots = []
-        for root in self.roots:
-            files = []
-            for path in self._yaml_files(root) if root in self._files else []:
-                record = self._records.get(str(path))
-                if record is not None and record.config is not None:
-                    files.append((path, record.config))
-            roots.append(files)
-        index, self.overrides = replay(roots)
-        self._replayed = (state, index)
-        return index
-
-    def _index_names(self, wanted: set[str], exact: set[str]) -> None:
-        """Parse every file that can define a name of `wanted` (and what those names need),
-        then keep the index of those names; a name of `exact` found nowhere parses
-        everything (the index is then lm-eval's whole index)."""
-        needed = set(wanted)
-        index = self._replay()
-        if needed:
-            for root in self.roots:
-                self._yaml_files(root)
-            while True:
-                for path in self._candidates(needed):
-                    self._parse(path)
-                index = self._replay()
-                more = self._group_members(index, needed) - needed
-                if not more:
-                    break
-                needed |= more
-        missing = [name for name in exact if name not in index]
-        if missing and not self._complete_now():
-            for root in self.roots:
-                self._parse_all(root)
-            index = self._replay()
-        self.index = index
-        self._complete = self._complete_now()
-        self.partial = not self._complete
-        prefixes = tuple(exact)
-        full = self._full_roots()
-        self._trusted |= {
-            name
-            for name in index
-            if self._complete
-            or name in needed
-            or (prefixes and name.startswith(prefixes))
-            or self._root_of(Path(index[name].yaml_path or "/")) in full
-        }
-
-    def _complete_now(self) -> bool:
-        """Every file of every folder has a record this run (the index is lm-eval's whole)."""
-        return bool(self.roots) and not any(self._missing(root) for root in self.roots)
-
-    def _missing(self, root: Path) -> bool:
-        files = self._files.get(root)
-        return files is None or any(str(path) not in self._records for path in files)
-
-    def _full_roots(self) -> list[Path]:
-        return [root for root in self.roots if not self._missing(root)]
-
-    def _group_members(self, index: dict[str, Any], names: set[str]) -> set[str]:
-        """Every name the groups and tags among `names` refer to."""
-        from .lm_eval_adapter import kind_of
-
-        found: set[str] = set()
-        for name in names:
-            entry = index.get(name)
-            if entry is None:
-                continue
-            kind = kind_of(entry)
-            if kind == "TAG":
-                found |= set(entry.tags)
-            elif kind == "GROUP":
-                found |= _member_names((entry.cfg or {}).get("task"))
-            found |= set(entry.tags) if kind == "GROUP" else set()
-        return found
-
-    def _candidates(self, names: set[str]) -> list[Path]:
-        """Files without a valid record that can define one of `names`: their bytes hold one
-        as a whole word (the value of `task:`, `group:` or `tag:`, or a list item, is never
-        glued to another name character: `mmlu` is not in `cmmlu_anatomy`), or they include
-        (at any depth) a file whose bytes do."""
-        if not names:
-            return []
-        needles = [name.encode("utf-8") for name in names]
-        unknown = [
-            path for root in self.roots for path in self._files[root] if self._valid(path) is None
-        ]
-        if not unknown:
-            return []
-        holds: dict[str, bool] = {}
-        words = _word_pattern(needles)
-
-        def holding(path: str) -> bool:
-            if path not in holds:
-                data = self._read(path)
-                holds[path] = (
-                    data is not None
-                    and any(needle in data for needle in needles)
-                    and words.search(data) is not None
-                )
-            return holds[path]
-
-        chosen: set[Path] = set()
-        includes: dict[Path, list[str] | None] = {}
-        for path in unknown:
-            refs = self._refs(str(path))
-            includes[path] = refs
-            if holding(str(path)) or refs is None:
-                chosen.add(path)
-        changed = True
-        while changed:
-            changed = False
-            chosen_names = {str(path) for path in chosen}
-            for path in unknown:
-                if path in chosen:
-                    continue
-                refs = includes[path] or []
-                if any(ref in chosen_names or holding(ref) or self._includes_holding(ref, holding)
-                       for ref in refs):  # fmt: skip
-                    chosen.add(path)
-                    changed = True
-        return sorted(chosen, key=lambda path: path.as_posix())
-
-    def _refs(self, path: str) -> list[str] | None:
-        """The files a YAML includes, read without parsing it (kept per file)."""
-        if path not in self._include_cache:
-            self._include_cache[path] = _include_refs(self._read(path) or b"", Path(path))
-        return self._include_cache[path]
-
-    def _includes_holding(self, path: str, holding: Any, depth: int = 0) -> bool:
-        """Whether a file a YAML includes itself includes one that holds a wanted name."""
-        if depth > 8:
-            return True
-        refs = self._refs(path)
-        if refs is None:
-            return True
-        return any(holding(ref) or self._includes_holding(ref, holding, depth + 1) for ref in refs)
-
-    def _kind(self, name: str) -> str:
-        from .lm_eval_adapter import kind_of
-
-        return kind_of(self.index[name])
 
     def _publish(self, registrar: Registrar) -> None:
         """Register every trusted task name (groups and tags are expanded on request)."""
         from .task_string import unwritable
 
-        for warning in self.overrides:
+        for warning in self.yaml_index.overrides:
             registrar.warn(warning)
-        for name in sorted(self._trusted):
+        for name in sorted(self.yaml_index.trusted):
             entry = self.index.get(name)
-            if entry is None or self._kind(name) not in ("TASK", "PY_TASK"):
+            if entry is None or self.yaml_index.kind(name) not in ("TASK", "PY_TASK"):
                 continue
             if registrar.known(name):
                 continue
@@ -485,54 +201,18 @@ class LmEvalYaml:
                     name, f"cannot be requested: its name {problem} (an lm-eval task)", path
                 )
                 continue
-            record = self._records.get(str(entry.yaml_path))
+            record = self.yaml_index.record_of(entry.yaml_path)
             part = record.config if record is not None and record.config else {}
             version = part.get("__version__", [None])[0]
             ref = LmEvalRef(name, path, version, part.get("num_fewshot"))
-            registrar.put(
-                Entry(name, path, ref, source=self, listed=self._root_of(path) in self.listed)
-            )
-
-    def _load_cache(self) -> None:
-        if self.cache is None:
-            return
-        try:
-            data = self.cache.get(CACHE_KEY, None)
-        except Exception:
-            data = None
-        if not isinstance(data, dict) or data.get("environment") != environment_key():
-            return
-        for path, item in (data.get("files") or {}).items():
-            if not isinstance(item, dict) or not isinstance(item.get("digest"), str):
-                continue
-            includes = item.get("includes") or {}
-            config = item.get("config")
-            if isinstance(includes, dict) and (config is None or isinstance(config, dict)):
-                self._cached[path] = FileRecord(item["digest"], includes, config, item.get("error"))
-
-    def _save_cache(self) -> None:
-        if self.cache is None or not self._parsed_new or not hasattr(self.cache, "set"):
-            return
-        import json
-
-        files = {**{k: v.to_json() for k, v in self._cached.items()}}
-        for path, record in self._records.items():
-            try:
-                json.dumps(record.config)
-            except (TypeError, ValueError):
-                continue  # a value JSON cannot hold (a YAML date): parsed on every run
-            files[path] = record.to_json()
-        try:
-            self.cache.set(CACHE_KEY, {"environment": environment_key(), "files": files})
-        except Exception:
-            return
-        self._parsed_new = False
+            listed = self.yaml_index.root_of(path) in self.listed
+            registrar.put(Entry(name, path, ref, source=self, listed=listed))
 
     # groups ---------------------------------------------------------------------------------
 
     def members(self, registrar: Registrar, request: TaskRequest) -> list[TaskRequest] | None:
         name = request.name
-        if name not in self.index or self._kind(name) not in ("GROUP", "TAG"):
+        if name not in self.index or self.yaml_index.kind(name) not in ("GROUP", "TAG"):
             return None
         leaves = self._plan(registrar, name)
         return [request.for_task(item) for item in leaves if registrar.registered(item)]
@@ -567,7 +247,7 @@ class LmEvalYaml:
                 ref = LmEvalRef(
                     leaf.task, origin, version, leaf.num_fewshot, via=group, config=leaf.config
                 )
-                listed = self._root_of(origin) in self.listed
+                listed = self.yaml_index.root_of(origin) in self.listed
                 registrar.put(Entry(item, origin, ref, source=self, listed=listed))
         self._expanded[group] = names
         return list(names)
@@ -582,9 +262,9 @@ class LmEvalYaml:
         855 groups are planned only when one is named)."""
         for name in sorted(self.index):
             entry = self.index[name]
-            if self._kind(name) != "GROUP" or entry.yaml_path is None:
+            if self.yaml_index.kind(name) != "GROUP" or entry.yaml_path is None:
                 continue
-            root = self._root_of(Path(entry.yaml_path))
+            root = self.yaml_index.root_of(Path(entry.yaml_path))
             installed = _installed_folder()
             if root in self.listed and (installed is None or not _same(root, installed)):
                 try:
@@ -635,7 +315,7 @@ class LmEvalYaml:
             if path is None:
                 continue
             found.add(os.path.abspath(path))
-            record = self._records.get(str(path))
+            record = self.yaml_index.record_of(path)
             if record is not None:
                 found |= set(record.includes)
         try:
@@ -674,13 +354,9 @@ class LmEvalYaml:
         return local_folder(data_dir, path, name) is not None
 
     def suggestions(self) -> list[str]:
-        if not self._complete:
-            for root in self.roots:
-                self._yaml_files(root)
-                self._parse_all(root)
-            self.index = self._replay()
-            self._complete = True
-            self._save_cache()
+        if not self.yaml_index.complete:
+            self.yaml_index.index_all()
+            self.yaml_index.save_cache()
         return list(self.index)
 
     def slice_plan(self, entry: Entry, request: TaskRequest, data_dir: Path) -> LmEvalSlice:
@@ -777,71 +453,6 @@ class LmEvalYaml:
             installed.resolve() if installed is not None else None,
             self._dependency_files(entry),
         )
-
-
-def _member_names(tasks: Any) -> set[str]:
-    """The names a group's `task` list refers to (nested inline groups included)."""
-    found: set[str] = set()
-    for item in tasks if isinstance(tasks, list) else [tasks] if isinstance(tasks, str) else []:
-        if isinstance(item, str):
-            found.add(item)
-        elif isinstance(item, dict):
-            for key in ("task", "group"):
-                value = item.get(key)
-                if isinstance(value, str):
-                    found.add(value)
-            if isinstance(item.get("task"), list):
-                found |= _member_names(item["task"])
-    return found
-
-
-_NAME_BYTES = rb"A-Za-z0-9_.\-"
-"""Bytes that may continue a task name (lm-eval's names also hold `(`, `)`, which only makes
-a match more likely): a name glued to one of these is part of another name."""
-
-
-def _word_pattern(needles: list[bytes]) -> re.Pattern[bytes]:
-    """Any of `needles` as a whole word (not preceded or followed by a name byte)."""
-    ordered = sorted(set(needles), key=len, reverse=True)
-    alternatives = b"|".join(re.escape(needle) for needle in ordered)
-    edge = rb"[" + _NAME_BYTES + rb"]"
-    return re.compile(rb"(?<!" + edge + rb")(?:" + alternatives + rb")(?!" + edge + rb")")
-
-
-_INCLUDE = re.compile(rb"^include\s*:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
-_ITEM = re.compile(rb"^[ \t]+-[ \t]*(.*?)[ \t]*$")
-
-
-def _include_refs(data: bytes, path: Path) -> list[str] | None:
-    """The files a YAML's top-level `include` names (absolute), read without parsing it; None
-    when the form is not one this reader knows (then the file is parsed)."""
-    match = _INCLUDE.search(data)
-    if match is None:
-        return []
-    value = match.group(1).split(b" #")[0].strip()
-    raw: list[bytes] = []
-    if not value:
-        for line in data[match.end() + 1 :].split(b"\n"):
-            listed = _ITEM.match(line)
-            if listed is None:
-                if line.strip() and not line.lstrip().startswith(b"#"):
-                    break
-                continue
-            raw.append(listed.group(1).split(b" #")[0].strip())
-    elif value.startswith(b"["):
-        if not value.endswith(b"]"):
-            return None
-        raw = [part.strip() for part in value[1:-1].split(b",") if part.strip()]
-    else:
-        raw = [value]
-    refs: list[str] = []
-    for item in raw:
-        text = item.decode("utf-8", "replace").strip().strip("'\"")
-        if not text or text[0] in "*&!{[|>":
-            return None
-        base = os.path.dirname(os.path.abspath(path))
-        refs.append(os.path.normpath(text if os.path.isabs(text) else os.path.join(base, text)))
-    return refs
 
 
 def _line_of(path: Path, task: str) -> int:
@@ -1166,4 +777,16 @@ class LmEvalSlice:
 SOURCE_KIND = SourceKind(KIND, is_lm_eval_folder, LmEvalYaml)
 """lm-eval's YAML folders as a kind of task source (`sources.SOURCE_KINDS`)."""
 
-__all__ = ["KIND", "SOURCE_KIND", "LmEvalRef", "LmEvalYaml", "is_lm_eval_folder"]
+__all__ = [
+    "CACHE_KEY",
+    "KIND",
+    "RECORDS_VERSION",
+    "SOURCE_KIND",
+    "FileRecord",
+    "LmEvalRef",
+    "LmEvalYaml",
+    "environment_key",
+    "is_lm_eval_folder",
+]
+"""`CACHE_KEY`, `RECORDS_VERSION`, `FileRecord` and `environment_key` are the index's
+(`lm_eval_index`), importable from here as before."""
