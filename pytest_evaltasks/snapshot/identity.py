@@ -357,7 +357,8 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else f"{text[:37]}..."
 
 
-_Handler = Callable[["_Walker", Any, str], Any]
+_Handler = Callable[[Any, str], Any]
+"""A bound handler: identifies one kind of value found at a path."""
 
 
 class _Walker:
@@ -385,9 +386,8 @@ class _Walker:
             return _float(value)
         if kind is type or isinstance(value, type):
             return self.type_identity(value, path)
-        handler = _EXACT.get(kind)
-        if handler is None:
-            handler = self.handler_for(value)
+        bind = _EXACT.get(kind)
+        handler = self.handler_for(value) if bind is None else bind(self)
         return self.nested(handler, value, path)
 
     def nested(self, handler: _Handler, value: Any, path: str) -> Any:
@@ -405,7 +405,7 @@ class _Walker:
         self.depth += 1
         self.on_path[key] = self.depth
         try:
-            return handler(self, value, path)
+            return handler(value, path)
         finally:
             del self.on_path[key]
             self.depth -= 1
@@ -421,27 +421,27 @@ class _Walker:
     def handler_for(self, value: Any) -> _Handler:
         """The handler for a value whose exact type has none: subclasses and other objects."""
         if isinstance(value, Enum):
-            return _Walker.enum
+            return self.enum
         if isinstance(value, logging.Logger):
-            return _Walker.object_head
+            return self.object_head
         if _is_array(value):
-            return _Walker.array
+            return self.array
         if isinstance(value, functools.partial):
-            return _Walker.partial
+            return self.partial
         if isinstance(value, PurePath):
-            return _Walker.pure_path
+            return self.pure_path
         if isinstance(value, types.ModuleType):
-            return _Walker.module
+            return self.module
         if isinstance(value, (dict, list, tuple, set, frozenset)):
-            return _Walker.container_object
+            return self.container_object
         if isinstance(value, (int, float, complex, str, bytes, bytearray)):
-            return _Walker.scalar_object
+            return self.scalar_object
         for kind in (staticmethod, classmethod, property, functools.cached_property):
             if isinstance(value, kind):
-                return _EXACT[kind]
+                return _EXACT[kind](self)
         if _is_native_callable(value):
-            return _Walker.native_callable
-        return _Walker.instance
+            return self.native_callable
+        return self.instance
 
     def unidentifiable(self, value: Any, path: str, reason: str) -> UnidentifiableValue:
         kind = type(value)
@@ -622,7 +622,7 @@ class _Walker:
         """A global named by own code; an own module is followed into the names used."""
         if isinstance(value, types.ModuleType):
             return self.nested(
-                lambda walker, module, where: walker.module_reference(module, where, names),
+                lambda module, where: self.module_reference(module, where, names),
                 value,
                 path,
             )
@@ -793,7 +793,7 @@ class _Walker:
             return location, None
         code = self.classes[id(cls)][2]
         if code is ...:
-            code = self.nested(_Walker.class_digest, cls, path)
+            code = self.nested(self.class_digest, cls, path)
             if isinstance(code, str):
                 self.classes[id(cls)] = (cls, location, code)
         return location, code
@@ -964,31 +964,42 @@ def _iterate(value: Any) -> Iterator[Any]:
     return kind.__iter__(value)
 
 
-_EXACT: dict[type, _Handler] = {
-    list: _Walker.sequence,
-    tuple: _Walker.sequence,
-    dict: _Walker.mapping,
-    types.MappingProxyType: _Walker.mapping,
-    set: _Walker.set_,
-    frozenset: _Walker.set_,
-    bytes: _Walker.bytes_,
-    bytearray: _Walker.bytes_,
-    memoryview: _Walker.bytes_,
-    complex: _Walker.complex_,
-    types.FunctionType: _Walker.function,
-    types.MethodType: _Walker.method,
-    types.BuiltinFunctionType: _Walker.builtin,
-    types.MethodWrapperType: _Walker.builtin,
-    **{kind: _Walker.builtin for kind in _DESCRIPTORS},
-    types.ModuleType: _Walker.module,
-    types.CodeType: _Walker.code,
-    types.GenericAlias: _Walker.instance,  # `list[int]`: callable and named, but not a function
-    types.UnionType: _Walker.union,
-    functools.partial: _Walker.partial,
-    re.Pattern: _Walker.regex,
-    staticmethod: _Walker.static_method,
-    classmethod: _Walker.class_method,
-    property: _Walker.property_,
-    functools.cached_property: _Walker.cached_property,
+_Binding = Callable[[_Walker], _Handler]
+"""Picks a handler from a walker: bound, so that it may be a method of another object."""
+
+
+def _builtin(walker: _Walker) -> _Handler:
+    """One binding for every builtin type (functions, method wrappers, descriptors)."""
+    return walker.builtin
+
+
+_EXACT: dict[type, _Binding] = {
+    list: lambda walker: walker.sequence,
+    tuple: lambda walker: walker.sequence,
+    dict: lambda walker: walker.mapping,
+    types.MappingProxyType: lambda walker: walker.mapping,
+    set: lambda walker: walker.set_,
+    frozenset: lambda walker: walker.set_,
+    bytes: lambda walker: walker.bytes_,
+    bytearray: lambda walker: walker.bytes_,
+    memoryview: lambda walker: walker.bytes_,
+    complex: lambda walker: walker.complex_,
+    types.FunctionType: lambda walker: walker.function,
+    types.MethodType: lambda walker: walker.method,
+    types.BuiltinFunctionType: _builtin,
+    types.MethodWrapperType: _builtin,
+    **dict.fromkeys(_DESCRIPTORS, _builtin),
+    types.ModuleType: lambda walker: walker.module,
+    types.CodeType: lambda walker: walker.code,
+    # `list[int]`: callable and named, but not a function
+    types.GenericAlias: lambda walker: walker.instance,
+    types.UnionType: lambda walker: walker.union,
+    functools.partial: lambda walker: walker.partial,
+    re.Pattern: lambda walker: walker.regex,
+    staticmethod: lambda walker: walker.static_method,
+    classmethod: lambda walker: walker.class_method,
+    property: lambda walker: walker.property_,
+    functools.cached_property: lambda walker: walker.cached_property,
 }
-"""Handlers by exact type, tried before any `isinstance` test."""
+"""Handlers by exact type, tried before any `isinstance` test: each entry picks the handler,
+bound, from the walker."""
