@@ -13,6 +13,10 @@ encoded as a list of pairs, so no plain dict can pass for a tagged value. Code t
 (its file is inside `root`) is identified by a digest of its code object, and follows the
 globals it names (so editing a helper a metric calls is a change); code the project does not own
 (the stdlib, installed libraries) by its location name alone.
+
+One call is one `_Walker`: it follows the path (cycles, the depth limit) and identifies plain
+data and code itself; classes and objects are identified by its `_ObjectIdentity`, which
+recurses through it. `_EXACT` and `_Walker.handler_for` pick which of them identifies a value.
 """
 
 from __future__ import annotations
@@ -105,12 +109,15 @@ def identity(value: Any, root: Path | None = None, path: str = "value") -> Any:
     `root` is the project's root directory: code and paths inside it are the project's own,
     named relative to it. `path` names `value` in error messages.
     """
+    walker = _Walker(root)
     try:
-        return _Walker(root).walk(value, path)
+        return walker.walk(value, path)
     except RecursionError:
         raise UnidentifiableValue(
             f"{path} is nested too deeply to identify (Python's recursion limit): {_ADVICE}", path
         ) from None
+    finally:
+        walker.close()
 
 
 def identity_text(value: Any, root: Path | None = None, path: str = "value") -> str:
@@ -358,20 +365,26 @@ def _short(value: Any) -> str:
 
 
 _Handler = Callable[[Any, str], Any]
-"""A bound handler: identifies one kind of value found at a path."""
+"""A handler bound to its part of a walker: identifies one kind of value found at a path."""
 
 
 class _Walker:
-    """One identity computation: the path being followed (for cycles) and per-call caches."""
+    """One identity computation: the path being followed (for cycles, and the depth limit), plain
+    values and code, and an `_ObjectIdentity` for classes and objects, which recurses through it."""
 
-    __slots__ = ("classes", "depth", "functions", "on_path", "root")
+    __slots__ = ("depth", "functions", "objects", "on_path", "root")
 
     def __init__(self, root: Path | None) -> None:
         self.root = root if root is None or root.is_absolute() else Path(os.path.abspath(root))
         self.depth = 0
         self.on_path: dict[int, int] = {}
         self.functions: dict[int, tuple[Any, Any]] = {}
-        self.classes: dict[int, tuple[type, str, Any]] = {}
+        self.objects = _ObjectIdentity(self)
+
+    def close(self) -> None:
+        """Let go of the objects part, which holds the walker: the call's caches are freed when
+        it returns, not at the next garbage collection."""
+        del self.objects
 
     # -- the walk -----------------------------------------------------------------------------
 
@@ -385,7 +398,7 @@ class _Walker:
         if kind is float:
             return _float(value)
         if kind is type or isinstance(value, type):
-            return self.type_identity(value, path)
+            return self.objects.type_identity(value, path)
         bind = _EXACT.get(kind)
         handler = self.handler_for(value) if bind is None else bind(self)
         return self.nested(handler, value, path)
@@ -416,14 +429,14 @@ class _Walker:
         try:
             return self.walk(value, path)
         except UnidentifiableValue:
-            return {"__unidentifiable__": self.class_location(type(value))[0]}
+            return {"__unidentifiable__": self.objects.class_location(type(value))[0]}
 
     def handler_for(self, value: Any) -> _Handler:
         """The handler for a value whose exact type has none: subclasses and other objects."""
         if isinstance(value, Enum):
             return self.enum
         if isinstance(value, logging.Logger):
-            return self.object_head
+            return self.objects.object_head
         if _is_array(value):
             return self.array
         if isinstance(value, functools.partial):
@@ -433,23 +446,15 @@ class _Walker:
         if isinstance(value, types.ModuleType):
             return self.module
         if isinstance(value, (dict, list, tuple, set, frozenset)):
-            return self.container_object
+            return self.objects.container_object
         if isinstance(value, (int, float, complex, str, bytes, bytearray)):
-            return self.scalar_object
+            return self.objects.scalar_object
         for kind in (staticmethod, classmethod, property, functools.cached_property):
             if isinstance(value, kind):
                 return _EXACT[kind](self)
         if _is_native_callable(value):
             return self.native_callable
-        return self.instance
-
-    def unidentifiable(self, value: Any, path: str, reason: str) -> UnidentifiableValue:
-        kind = type(value)
-        return UnidentifiableValue(
-            f"{path} holds a {kind.__module__}.{kind.__qualname__}, which has no canonical "
-            f"identity ({reason}): {_ADVICE}",
-            path,
-        )
+        return self.objects.instance
 
     # -- plain values -------------------------------------------------------------------------
 
@@ -526,7 +531,7 @@ class _Walker:
         return out
 
     def enum(self, value: Any, path: str) -> Any:
-        location, code = self.type_parts(type(value), f"{path}.__class__")
+        location, code = self.objects.type_parts(type(value), f"{path}.__class__")
         out = {
             "__enum__": f"{location}.{value.name}",
             "value": self.walk(value.value, f"{path}.value"),
@@ -657,7 +662,7 @@ class _Walker:
         exposes under the method's name: named, not walked (its state changes as it is used)."""
         if isinstance(owner, (type, types.ModuleType)) or owner is None:
             return None
-        if self.class_location(type(owner))[1]:
+        if self.objects.class_location(type(owner))[1]:
             return None
         module_name = type(owner).__module__
         module = sys.modules.get(module_name)
@@ -673,7 +678,8 @@ class _Walker:
         """A builtin function, method or descriptor: `module:qualname`, and what it is bound to."""
         objclass = getattr(value, "__objclass__", None)
         if isinstance(value, _DESCRIPTORS) and isinstance(objclass, type):
-            return {"__builtin__": f"{self.class_location(objclass)[0]}.{value.__name__}"}
+            location = self.objects.class_location(objclass)[0]
+            return {"__builtin__": f"{location}.{value.__name__}"}
         owner = getattr(value, "__self__", None)
         qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", "?")
         module = getattr(value, "__module__", None)
@@ -702,7 +708,7 @@ class _Walker:
             qualname = value.__name__
         out: dict[str, Any] = {
             "__builtin__": f"{_public_module(module)}:{qualname}",
-            "type": self.class_location(type(value))[0],
+            "type": self.objects.class_location(type(value))[0],
         }
         wrapped = getattr(value, "__wrapped__", None)
         library_function = (
@@ -763,7 +769,17 @@ class _Walker:
         name = getattr(module, "__name__", None)
         return _public_module(name), isinstance(name, str) and name.startswith(_PRIVATE)
 
-    # -- classes and objects ------------------------------------------------------------------
+
+class _ObjectIdentity:
+    """Classes and objects, for one walker: a class by its location (and the project's own by a
+    digest of its code), an object by its class and its whole state. `classes` keeps each
+    class's location in this call, and its digest once made."""
+
+    __slots__ = ("classes", "walker")
+
+    def __init__(self, walker: _Walker) -> None:
+        self.walker = walker
+        self.classes: dict[int, tuple[type, str, Any]] = {}
 
     def class_location(self, cls: type) -> tuple[str, bool]:
         """`relative/path.py:qualname` for a class of the project's own files, else
@@ -776,8 +792,8 @@ class _Walker:
         holder = sys.modules.get(module) if isinstance(module, str) else None
         filename = getattr(holder, "__file__", None)
         relative = None
-        if isinstance(filename, str) and self.root is not None:
-            relative = _owned_file(filename, self.root)
+        if isinstance(filename, str) and self.walker.root is not None:
+            relative = _owned_file(filename, self.walker.root)
         if relative is not None:
             location, owned = f"{relative}:{qualname}", True
         else:
@@ -793,7 +809,7 @@ class _Walker:
             return location, None
         code = self.classes[id(cls)][2]
         if code is ...:
-            code = self.nested(self.class_digest, cls, path)
+            code = self.walker.nested(self.class_digest, cls, path)
             if isinstance(code, str):
                 self.classes[id(cls)] = (cls, location, code)
         return location, code
@@ -809,6 +825,7 @@ class _Walker:
         """A digest of an own class's methods, properties and plain attributes, its bases and
         its metaclass. Generated dunder data (`__dict__`, `__dataclass_fields__`, pydantic's
         schema) and `_sunder_` machinery (enum's maps) are left out: methods cover them."""
+        walker = self.walker
         body: dict[str, Any] = {}
         for name, attr in cls.__dict__.items():
             where = f"{path}.{name}"
@@ -822,7 +839,7 @@ class _Walker:
                     functools.cached_property,
                 ),
             ):
-                body[name] = self.walk(attr, where)
+                body[name] = walker.walk(attr, where)
             elif (
                 _is_dunder(name)
                 or _is_sunder(name)
@@ -831,9 +848,9 @@ class _Walker:
             ):
                 continue
             else:
-                body[name] = self.lenient(attr, where)
+                body[name] = walker.lenient(attr, where)
         bases = [
-            self.walk(base, f"{path}.__bases__[{index}]")
+            walker.walk(base, f"{path}.__bases__[{index}]")
             for index, base in enumerate(cls.__bases__)
             if base is not object
         ]
@@ -841,7 +858,7 @@ class _Walker:
         structure = {
             "attrs": body,
             "bases": bases,
-            "metaclass": None if metaclass is type else self.walk(metaclass, f"{path}.__class__"),
+            "metaclass": None if metaclass is type else walker.walk(metaclass, f"{path}.__class__"),
         }
         return _digest(_dumps(structure))
 
@@ -869,13 +886,22 @@ class _Walker:
                 raise self.unidentifiable(value, path, f"its __getstate__ failed: {exc}") from None
             if isinstance(state, dict) and all(type(key) is str for key in state):
                 out["state"] = {
-                    key: self.walk(item, f"{path}.{key}") for key, item in state.items()
+                    key: self.walker.walk(item, f"{path}.{key}") for key, item in state.items()
                 }
             else:
-                out["getstate"] = self.walk(state, f"{path}.__getstate__()")
+                out["getstate"] = self.walker.walk(state, f"{path}.__getstate__()")
             return out
         out["state"] = self.attributes(value, path)
         return out
+
+    def unidentifiable(self, value: Any, path: str, reason: str) -> UnidentifiableValue:
+        """The refusal of an object that cannot say what its state is: its path and type."""
+        kind = type(value)
+        return UnidentifiableValue(
+            f"{path} holds a {kind.__module__}.{kind.__qualname__}, which has no canonical "
+            f"identity ({reason}): {_ADVICE}",
+            path,
+        )
 
     def object_head(self, value: Any, path: str) -> dict[str, Any]:
         """An object's class; all that is recorded of a logger, which never changes a prompt
@@ -895,7 +921,7 @@ class _Walker:
             attrs = None
         if isinstance(attrs, dict):
             for name, item in attrs.items():
-                state[str(name)] = self.walk(item, f"{path}.{name}")
+                state[str(name)] = self.walker.walk(item, f"{path}.{name}")
         for name, descriptor in _slots(type(value)):
             if name in state:
                 continue
@@ -904,7 +930,7 @@ class _Walker:
             except AttributeError:
                 state[name] = {"__unset__": True}
                 continue
-            state[name] = self.walk(item, f"{path}.{name}")
+            state[name] = self.walker.walk(item, f"{path}.{name}")
         return state
 
     def reduced(self, reduced: Any, path: str) -> Any:
@@ -921,7 +947,7 @@ class _Walker:
         for index, part in enumerate(reduced):
             if index in (3, 4) and part is not None:
                 part = list(part)  # items iterators
-            parts.append(self.walk(part, f"{path}.__reduce_ex__(4)[{index}]"))
+            parts.append(self.walker.walk(part, f"{path}.__reduce_ex__(4)[{index}]"))
         return parts
 
     def container_object(self, value: Any, path: str) -> Any:
@@ -929,13 +955,15 @@ class _Walker:
         items and its attributes."""
         out = self.object_head(value, path)
         if isinstance(value, dict):
-            out["items"] = self.mapping(dict(dict.items(value)), path)
+            out["items"] = self.walker.mapping(dict(dict.items(value)), path)
             if isinstance(value, defaultdict):
-                out["default_factory"] = self.walk(value.default_factory, f"{path}.default_factory")
+                out["default_factory"] = self.walker.walk(
+                    value.default_factory, f"{path}.default_factory"
+                )
         elif isinstance(value, (set, frozenset)):
-            out["items"] = self.set_(value, path)
+            out["items"] = self.walker.set_(value, path)
         else:
-            out["items"] = self.sequence(_iterate(value), path)
+            out["items"] = self.walker.sequence(_iterate(value), path)
         out["state"] = self.attributes(value, path)
         return out
 
@@ -953,7 +981,7 @@ class _Walker:
             plain = str.__getitem__(value, slice(None))
         else:
             plain = bytes(value)
-        out["value"] = self.walk(plain, f"{path}")
+        out["value"] = self.walker.walk(plain, f"{path}")
         out["state"] = self.attributes(value, path)
         return out
 
@@ -965,7 +993,7 @@ def _iterate(value: Any) -> Iterator[Any]:
 
 
 _Binding = Callable[[_Walker], _Handler]
-"""Picks a handler from a walker: bound, so that it may be a method of another object."""
+"""Picks a handler from a walker: bound, so that a part's handler runs on that walker's part."""
 
 
 def _builtin(walker: _Walker) -> _Handler:
@@ -992,7 +1020,7 @@ _EXACT: dict[type, _Binding] = {
     types.ModuleType: lambda walker: walker.module,
     types.CodeType: lambda walker: walker.code,
     # `list[int]`: callable and named, but not a function
-    types.GenericAlias: lambda walker: walker.instance,
+    types.GenericAlias: lambda walker: walker.objects.instance,
     types.UnionType: lambda walker: walker.union,
     functools.partial: lambda walker: walker.partial,
     re.Pattern: lambda walker: walker.regex,
@@ -1001,5 +1029,5 @@ _EXACT: dict[type, _Binding] = {
     property: lambda walker: walker.property_,
     functools.cached_property: lambda walker: walker.cached_property,
 }
-"""Handlers by exact type, tried before any `isinstance` test: each entry picks the handler,
-bound, from the walker."""
+"""Handlers by exact type, tried before any `isinstance` test: each entry picks the handler from
+the walker (plain values, code) or from its objects part."""
