@@ -14,9 +14,10 @@ encoded as a list of pairs, so no plain dict can pass for a tagged value. Code t
 globals it names (so editing a helper a metric calls is a change); code the project does not own
 (the stdlib, installed libraries) by its location name alone.
 
-One call is one `_Walker`: it follows the path (cycles, the depth limit) and identifies plain
-data and code itself; classes and objects are identified by its `_ObjectIdentity`, which
-recurses through it. `_EXACT` and `_Walker.handler_for` pick which of them identifies a value.
+One call is one `_Walker`: it follows the path (cycles, the depth limit), identifies plain data
+itself, and holds one part per other job, each recursing through it: `_CodeIdentity` (functions,
+methods, builtins, modules) and `_ObjectIdentity` (classes and objects). `_EXACT` and
+`_Walker.handler_for` pick which of them identifies a value.
 """
 
 from __future__ import annotations
@@ -369,22 +370,22 @@ _Handler = Callable[[Any, str], Any]
 
 
 class _Walker:
-    """One identity computation: the path being followed (for cycles, and the depth limit), plain
-    values and code, and an `_ObjectIdentity` for classes and objects, which recurses through it."""
+    """One identity computation: the path being followed (for cycles, and the depth limit), the
+    plain values, and one part per other job (code, objects), each recursing through it."""
 
-    __slots__ = ("depth", "functions", "objects", "on_path", "root")
+    __slots__ = ("code", "depth", "objects", "on_path", "root")
 
     def __init__(self, root: Path | None) -> None:
         self.root = root if root is None or root.is_absolute() else Path(os.path.abspath(root))
         self.depth = 0
         self.on_path: dict[int, int] = {}
-        self.functions: dict[int, tuple[Any, Any]] = {}
+        self.code = _CodeIdentity(self)
         self.objects = _ObjectIdentity(self)
 
     def close(self) -> None:
-        """Let go of the objects part, which holds the walker: the call's caches are freed when
-        it returns, not at the next garbage collection."""
-        del self.objects
+        """Let go of the parts, which hold the walker: the call's caches are freed when it
+        returns, not at the next garbage collection."""
+        del self.code, self.objects
 
     # -- the walk -----------------------------------------------------------------------------
 
@@ -440,11 +441,11 @@ class _Walker:
         if _is_array(value):
             return self.array
         if isinstance(value, functools.partial):
-            return self.partial
+            return self.code.partial
         if isinstance(value, PurePath):
             return self.pure_path
         if isinstance(value, types.ModuleType):
-            return self.module
+            return self.code.module
         if isinstance(value, (dict, list, tuple, set, frozenset)):
             return self.objects.container_object
         if isinstance(value, (int, float, complex, str, bytes, bytearray)):
@@ -453,7 +454,7 @@ class _Walker:
             if isinstance(value, kind):
                 return _EXACT[kind](self)
         if _is_native_callable(value):
-            return self.native_callable
+            return self.code.native_callable
         return self.objects.instance
 
     # -- plain values -------------------------------------------------------------------------
@@ -540,7 +541,18 @@ class _Walker:
             out["code"] = code
         return out
 
-    # -- code -----------------------------------------------------------------------------------
+
+class _CodeIdentity:
+    """Code, for one walker: functions (by location, and the project's own by a digest of their
+    code and the globals they name), methods, builtins, native callables, partials, descriptors,
+    code objects and modules. `functions` keeps each function identified in this call (and the
+    function, so that its id is not reused)."""
+
+    __slots__ = ("functions", "walker")
+
+    def __init__(self, walker: _Walker) -> None:
+        self.walker = walker
+        self.functions: dict[int, tuple[Any, Any]] = {}
 
     def function(self, fn: Any, path: str) -> Any:
         """A Python function: location, code digest (own code), defaults, closure, attributes."""
@@ -549,7 +561,7 @@ class _Walker:
             return cached[1]
         location, owned = self.function_location(fn)
         out: dict[str, Any] = {"__function__": location}
-        inner = self.walk if owned else self.lenient
+        inner = self.walker.walk if owned else self.walker.lenient
         if owned:
             out["code"] = _code_digest(fn.__code__)
             references = self.references(fn, path)
@@ -588,7 +600,7 @@ class _Walker:
         project's own, so that its code digest is recorded."""
         filename = fn.__code__.co_filename
         qualname = getattr(fn, "__qualname__", None) or fn.__name__
-        relative = _owned_file(filename, self.root) if self.root is not None else None
+        relative = _owned_file(filename, self.walker.root) if self.walker.root is not None else None
         if relative is not None:
             return f"{relative}:{qualname}", True
         module = getattr(fn, "__module__", None)
@@ -626,12 +638,12 @@ class _Walker:
     def reference(self, value: Any, path: str, names: frozenset[str]) -> Any:
         """A global named by own code; an own module is followed into the names used."""
         if isinstance(value, types.ModuleType):
-            return self.nested(
+            return self.walker.nested(
                 lambda module, where: self.module_reference(module, where, names),
                 value,
                 path,
             )
-        return self.lenient(value, path)
+        return self.walker.lenient(value, path)
 
     def module_reference(self, module: Any, path: str, names: frozenset[str]) -> Any:
         location, owned = self.module_location(module)
@@ -653,8 +665,8 @@ class _Walker:
         if named is not None:
             return {"__method__": named}
         return {
-            "__method__": self.walk(value.__func__, f"{path}.__func__"),
-            "self": self.walk(value.__self__, f"{path}.__self__"),
+            "__method__": self.walker.walk(value.__func__, f"{path}.__func__"),
+            "self": self.walker.walk(value.__self__, f"{path}.__self__"),
         }
 
     def module_attribute(self, value: Any, owner: Any) -> str | None:
@@ -662,7 +674,7 @@ class _Walker:
         exposes under the method's name: named, not walked (its state changes as it is used)."""
         if isinstance(owner, (type, types.ModuleType)) or owner is None:
             return None
-        if self.objects.class_location(type(owner))[1]:
+        if self.walker.objects.class_location(type(owner))[1]:
             return None
         module_name = type(owner).__module__
         module = sys.modules.get(module_name)
@@ -678,7 +690,7 @@ class _Walker:
         """A builtin function, method or descriptor: `module:qualname`, and what it is bound to."""
         objclass = getattr(value, "__objclass__", None)
         if isinstance(value, _DESCRIPTORS) and isinstance(objclass, type):
-            location = self.objects.class_location(objclass)[0]
+            location = self.walker.objects.class_location(objclass)[0]
             return {"__builtin__": f"{location}.{value.__name__}"}
         owner = getattr(value, "__self__", None)
         qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", "?")
@@ -694,7 +706,7 @@ class _Walker:
             module = (owner if isinstance(owner, type) else type(owner)).__module__
         return {
             "__builtin__": f"{_public_module(module)}:{qualname}",
-            "self": self.walk(owner, f"{path}.__self__"),
+            "self": self.walker.walk(owner, f"{path}.__self__"),
         }
 
     def native_callable(self, value: Any, path: str) -> Any:
@@ -708,7 +720,7 @@ class _Walker:
             qualname = value.__name__
         out: dict[str, Any] = {
             "__builtin__": f"{_public_module(module)}:{qualname}",
-            "type": self.objects.class_location(type(value))[0],
+            "type": self.walker.objects.class_location(type(value))[0],
         }
         wrapped = getattr(value, "__wrapped__", None)
         library_function = (
@@ -717,43 +729,43 @@ class _Walker:
             and not self.function_location(wrapped)[1]
         )
         if wrapped is not None and not library_function:  # a library's own function: its name
-            out["wrapped"] = self.walk(wrapped, f"{path}.__wrapped__")
+            out["wrapped"] = self.walker.walk(wrapped, f"{path}.__wrapped__")
         return out
 
     def partial(self, value: Any, path: str) -> Any:
         out: dict[str, Any] = {
-            "__partial__": self.walk(value.func, f"{path}.func"),
-            "args": self.sequence(value.args, f"{path}.args"),
-            "keywords": self.mapping(value.keywords, f"{path}.keywords"),
+            "__partial__": self.walker.walk(value.func, f"{path}.func"),
+            "args": self.walker.sequence(value.args, f"{path}.args"),
+            "keywords": self.walker.mapping(value.keywords, f"{path}.keywords"),
         }
         attrs = getattr(value, "__dict__", None)
         if attrs:
-            out["attrs"] = self.mapping(attrs, path)
+            out["attrs"] = self.walker.mapping(attrs, path)
         return out
 
     def static_method(self, value: Any, path: str) -> Any:
-        return {"__staticmethod__": self.walk(value.__func__, f"{path}.__func__")}
+        return {"__staticmethod__": self.walker.walk(value.__func__, f"{path}.__func__")}
 
     def class_method(self, value: Any, path: str) -> Any:
-        return {"__classmethod__": self.walk(value.__func__, f"{path}.__func__")}
+        return {"__classmethod__": self.walker.walk(value.__func__, f"{path}.__func__")}
 
     def property_(self, value: Any, path: str) -> Any:
         return {
             "__property__": [
-                self.walk(value.fget, f"{path}.fget"),
-                self.walk(value.fset, f"{path}.fset"),
-                self.walk(value.fdel, f"{path}.fdel"),
+                self.walker.walk(value.fget, f"{path}.fget"),
+                self.walker.walk(value.fset, f"{path}.fset"),
+                self.walker.walk(value.fdel, f"{path}.fdel"),
             ]
         }
 
     def cached_property(self, value: Any, path: str) -> Any:
-        return {"__cached_property__": self.walk(value.func, f"{path}.func")}
+        return {"__cached_property__": self.walker.walk(value.func, f"{path}.func")}
 
     def union(self, value: Any, path: str) -> Any:
         """`int | None`, which cannot be pickled: its members."""
-        return {"__object__": "types:UnionType", "args": self.sequence(value.__args__, path)}
+        return {"__object__": "types:UnionType", "args": self.walker.sequence(value.__args__, path)}
 
-    def code(self, value: Any, path: str) -> Any:
+    def code_object(self, value: Any, path: str) -> Any:
         return {"__code__": _code_digest(value)}
 
     def module(self, value: Any, path: str) -> Any:
@@ -762,8 +774,8 @@ class _Walker:
     def module_location(self, module: Any) -> tuple[str, bool]:
         """A module's relative path when it is the project's own, else its (public) name."""
         filename = getattr(module, "__file__", None)
-        if isinstance(filename, str) and self.root is not None:
-            relative = _owned_file(filename, self.root)
+        if isinstance(filename, str) and self.walker.root is not None:
+            relative = _owned_file(filename, self.walker.root)
             if relative is not None:
                 return relative, True
         name = getattr(module, "__name__", None)
@@ -998,7 +1010,7 @@ _Binding = Callable[[_Walker], _Handler]
 
 def _builtin(walker: _Walker) -> _Handler:
     """One binding for every builtin type (functions, method wrappers, descriptors)."""
-    return walker.builtin
+    return walker.code.builtin
 
 
 _EXACT: dict[type, _Binding] = {
@@ -1012,22 +1024,22 @@ _EXACT: dict[type, _Binding] = {
     bytearray: lambda walker: walker.bytes_,
     memoryview: lambda walker: walker.bytes_,
     complex: lambda walker: walker.complex_,
-    types.FunctionType: lambda walker: walker.function,
-    types.MethodType: lambda walker: walker.method,
+    types.FunctionType: lambda walker: walker.code.function,
+    types.MethodType: lambda walker: walker.code.method,
     types.BuiltinFunctionType: _builtin,
     types.MethodWrapperType: _builtin,
     **dict.fromkeys(_DESCRIPTORS, _builtin),
-    types.ModuleType: lambda walker: walker.module,
-    types.CodeType: lambda walker: walker.code,
+    types.ModuleType: lambda walker: walker.code.module,
+    types.CodeType: lambda walker: walker.code.code_object,
     # `list[int]`: callable and named, but not a function
     types.GenericAlias: lambda walker: walker.objects.instance,
-    types.UnionType: lambda walker: walker.union,
-    functools.partial: lambda walker: walker.partial,
+    types.UnionType: lambda walker: walker.code.union,
+    functools.partial: lambda walker: walker.code.partial,
     re.Pattern: lambda walker: walker.regex,
-    staticmethod: lambda walker: walker.static_method,
-    classmethod: lambda walker: walker.class_method,
-    property: lambda walker: walker.property_,
-    functools.cached_property: lambda walker: walker.cached_property,
+    staticmethod: lambda walker: walker.code.static_method,
+    classmethod: lambda walker: walker.code.class_method,
+    property: lambda walker: walker.code.property_,
+    functools.cached_property: lambda walker: walker.code.cached_property,
 }
 """Handlers by exact type, tried before any `isinstance` test: each entry picks the handler from
-the walker (plain values, code) or from its objects part."""
+the walker (plain values) or from its code or objects part."""
