@@ -13,6 +13,11 @@ encoded as a list of pairs, so no plain dict can pass for a tagged value. Code t
 (its file is inside `root`) is identified by a digest of its code object, and follows the
 globals it names (so editing a helper a metric calls is a change); code the project does not own
 (the stdlib, installed libraries) by its location name alone.
+
+One call is one `_Walker`: it follows the path (cycles, the depth limit), identifies plain data
+itself, and holds one part per other job, each recursing through it: `_CodeIdentity` (functions,
+methods, builtins, modules) and `_ObjectIdentity` (classes and objects). `_EXACT` and
+`_Walker.handler_for` pick which of them identifies a value.
 """
 
 from __future__ import annotations
@@ -105,12 +110,15 @@ def identity(value: Any, root: Path | None = None, path: str = "value") -> Any:
     `root` is the project's root directory: code and paths inside it are the project's own,
     named relative to it. `path` names `value` in error messages.
     """
+    walker = _Walker(root)
     try:
-        return _Walker(root).walk(value, path)
+        return walker.walk(value, path)
     except RecursionError:
         raise UnidentifiableValue(
             f"{path} is nested too deeply to identify (Python's recursion limit): {_ADVICE}", path
         ) from None
+    finally:
+        walker.close()
 
 
 def identity_text(value: Any, root: Path | None = None, path: str = "value") -> str:
@@ -357,20 +365,27 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else f"{text[:37]}..."
 
 
-_Handler = Callable[["_Walker", Any, str], Any]
+_Handler = Callable[[Any, str], Any]
+"""A handler bound to its part of a walker: identifies one kind of value found at a path."""
 
 
 class _Walker:
-    """One identity computation: the path being followed (for cycles) and per-call caches."""
+    """One identity computation: the path being followed (for cycles, and the depth limit), the
+    plain values, and one part per other job (code, objects), each recursing through it."""
 
-    __slots__ = ("classes", "depth", "functions", "on_path", "root")
+    __slots__ = ("code", "depth", "objects", "on_path", "root")
 
     def __init__(self, root: Path | None) -> None:
         self.root = root if root is None or root.is_absolute() else Path(os.path.abspath(root))
         self.depth = 0
         self.on_path: dict[int, int] = {}
-        self.functions: dict[int, tuple[Any, Any]] = {}
-        self.classes: dict[int, tuple[type, str, Any]] = {}
+        self.code = _CodeIdentity(self)
+        self.objects = _ObjectIdentity(self)
+
+    def close(self) -> None:
+        """Let go of the parts, which hold the walker: the call's caches are freed when it
+        returns, not at the next garbage collection."""
+        del self.code, self.objects
 
     # -- the walk -----------------------------------------------------------------------------
 
@@ -384,10 +399,9 @@ class _Walker:
         if kind is float:
             return _float(value)
         if kind is type or isinstance(value, type):
-            return self.type_identity(value, path)
-        handler = _EXACT.get(kind)
-        if handler is None:
-            handler = self.handler_for(value)
+            return self.objects.type_identity(value, path)
+        bind = _EXACT.get(kind)
+        handler = self.handler_for(value) if bind is None else bind(self)
         return self.nested(handler, value, path)
 
     def nested(self, handler: _Handler, value: Any, path: str) -> Any:
@@ -405,7 +419,7 @@ class _Walker:
         self.depth += 1
         self.on_path[key] = self.depth
         try:
-            return handler(self, value, path)
+            return handler(value, path)
         finally:
             del self.on_path[key]
             self.depth -= 1
@@ -416,40 +430,32 @@ class _Walker:
         try:
             return self.walk(value, path)
         except UnidentifiableValue:
-            return {"__unidentifiable__": self.class_location(type(value))[0]}
+            return {"__unidentifiable__": self.objects.class_location(type(value))[0]}
 
     def handler_for(self, value: Any) -> _Handler:
         """The handler for a value whose exact type has none: subclasses and other objects."""
         if isinstance(value, Enum):
-            return _Walker.enum
+            return self.enum
         if isinstance(value, logging.Logger):
-            return _Walker.object_head
+            return self.objects.object_head
         if _is_array(value):
-            return _Walker.array
+            return self.array
         if isinstance(value, functools.partial):
-            return _Walker.partial
+            return self.code.partial
         if isinstance(value, PurePath):
-            return _Walker.pure_path
+            return self.pure_path
         if isinstance(value, types.ModuleType):
-            return _Walker.module
+            return self.code.module
         if isinstance(value, (dict, list, tuple, set, frozenset)):
-            return _Walker.container_object
+            return self.objects.container_object
         if isinstance(value, (int, float, complex, str, bytes, bytearray)):
-            return _Walker.scalar_object
+            return self.objects.scalar_object
         for kind in (staticmethod, classmethod, property, functools.cached_property):
             if isinstance(value, kind):
-                return _EXACT[kind]
+                return _EXACT[kind](self)
         if _is_native_callable(value):
-            return _Walker.native_callable
-        return _Walker.instance
-
-    def unidentifiable(self, value: Any, path: str, reason: str) -> UnidentifiableValue:
-        kind = type(value)
-        return UnidentifiableValue(
-            f"{path} holds a {kind.__module__}.{kind.__qualname__}, which has no canonical "
-            f"identity ({reason}): {_ADVICE}",
-            path,
-        )
+            return self.code.native_callable
+        return self.objects.instance
 
     # -- plain values -------------------------------------------------------------------------
 
@@ -526,7 +532,7 @@ class _Walker:
         return out
 
     def enum(self, value: Any, path: str) -> Any:
-        location, code = self.type_parts(type(value), f"{path}.__class__")
+        location, code = self.objects.type_parts(type(value), f"{path}.__class__")
         out = {
             "__enum__": f"{location}.{value.name}",
             "value": self.walk(value.value, f"{path}.value"),
@@ -535,7 +541,18 @@ class _Walker:
             out["code"] = code
         return out
 
-    # -- code -----------------------------------------------------------------------------------
+
+class _CodeIdentity:
+    """Code, for one walker: functions (by location, and the project's own by a digest of their
+    code and the globals they name), methods, builtins, native callables, partials, descriptors,
+    code objects and modules. `functions` keeps each function identified in this call (and the
+    function, so that its id is not reused)."""
+
+    __slots__ = ("functions", "walker")
+
+    def __init__(self, walker: _Walker) -> None:
+        self.walker = walker
+        self.functions: dict[int, tuple[Any, Any]] = {}
 
     def function(self, fn: Any, path: str) -> Any:
         """A Python function: location, code digest (own code), defaults, closure, attributes."""
@@ -544,7 +561,7 @@ class _Walker:
             return cached[1]
         location, owned = self.function_location(fn)
         out: dict[str, Any] = {"__function__": location}
-        inner = self.walk if owned else self.lenient
+        inner = self.walker.walk if owned else self.walker.lenient
         if owned:
             out["code"] = _code_digest(fn.__code__)
             references = self.references(fn, path)
@@ -583,7 +600,7 @@ class _Walker:
         project's own, so that its code digest is recorded."""
         filename = fn.__code__.co_filename
         qualname = getattr(fn, "__qualname__", None) or fn.__name__
-        relative = _owned_file(filename, self.root) if self.root is not None else None
+        relative = _owned_file(filename, self.walker.root) if self.walker.root is not None else None
         if relative is not None:
             return f"{relative}:{qualname}", True
         module = getattr(fn, "__module__", None)
@@ -621,12 +638,12 @@ class _Walker:
     def reference(self, value: Any, path: str, names: frozenset[str]) -> Any:
         """A global named by own code; an own module is followed into the names used."""
         if isinstance(value, types.ModuleType):
-            return self.nested(
-                lambda walker, module, where: walker.module_reference(module, where, names),
+            return self.walker.nested(
+                lambda module, where: self.module_reference(module, where, names),
                 value,
                 path,
             )
-        return self.lenient(value, path)
+        return self.walker.lenient(value, path)
 
     def module_reference(self, module: Any, path: str, names: frozenset[str]) -> Any:
         location, owned = self.module_location(module)
@@ -648,8 +665,8 @@ class _Walker:
         if named is not None:
             return {"__method__": named}
         return {
-            "__method__": self.walk(value.__func__, f"{path}.__func__"),
-            "self": self.walk(value.__self__, f"{path}.__self__"),
+            "__method__": self.walker.walk(value.__func__, f"{path}.__func__"),
+            "self": self.walker.walk(value.__self__, f"{path}.__self__"),
         }
 
     def module_attribute(self, value: Any, owner: Any) -> str | None:
@@ -657,7 +674,7 @@ class _Walker:
         exposes under the method's name: named, not walked (its state changes as it is used)."""
         if isinstance(owner, (type, types.ModuleType)) or owner is None:
             return None
-        if self.class_location(type(owner))[1]:
+        if self.walker.objects.class_location(type(owner))[1]:
             return None
         module_name = type(owner).__module__
         module = sys.modules.get(module_name)
@@ -673,7 +690,8 @@ class _Walker:
         """A builtin function, method or descriptor: `module:qualname`, and what it is bound to."""
         objclass = getattr(value, "__objclass__", None)
         if isinstance(value, _DESCRIPTORS) and isinstance(objclass, type):
-            return {"__builtin__": f"{self.class_location(objclass)[0]}.{value.__name__}"}
+            location = self.walker.objects.class_location(objclass)[0]
+            return {"__builtin__": f"{location}.{value.__name__}"}
         owner = getattr(value, "__self__", None)
         qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", "?")
         module = getattr(value, "__module__", None)
@@ -688,7 +706,7 @@ class _Walker:
             module = (owner if isinstance(owner, type) else type(owner)).__module__
         return {
             "__builtin__": f"{_public_module(module)}:{qualname}",
-            "self": self.walk(owner, f"{path}.__self__"),
+            "self": self.walker.walk(owner, f"{path}.__self__"),
         }
 
     def native_callable(self, value: Any, path: str) -> Any:
@@ -702,7 +720,7 @@ class _Walker:
             qualname = value.__name__
         out: dict[str, Any] = {
             "__builtin__": f"{_public_module(module)}:{qualname}",
-            "type": self.class_location(type(value))[0],
+            "type": self.walker.objects.class_location(type(value))[0],
         }
         wrapped = getattr(value, "__wrapped__", None)
         library_function = (
@@ -711,43 +729,43 @@ class _Walker:
             and not self.function_location(wrapped)[1]
         )
         if wrapped is not None and not library_function:  # a library's own function: its name
-            out["wrapped"] = self.walk(wrapped, f"{path}.__wrapped__")
+            out["wrapped"] = self.walker.walk(wrapped, f"{path}.__wrapped__")
         return out
 
     def partial(self, value: Any, path: str) -> Any:
         out: dict[str, Any] = {
-            "__partial__": self.walk(value.func, f"{path}.func"),
-            "args": self.sequence(value.args, f"{path}.args"),
-            "keywords": self.mapping(value.keywords, f"{path}.keywords"),
+            "__partial__": self.walker.walk(value.func, f"{path}.func"),
+            "args": self.walker.sequence(value.args, f"{path}.args"),
+            "keywords": self.walker.mapping(value.keywords, f"{path}.keywords"),
         }
         attrs = getattr(value, "__dict__", None)
         if attrs:
-            out["attrs"] = self.mapping(attrs, path)
+            out["attrs"] = self.walker.mapping(attrs, path)
         return out
 
     def static_method(self, value: Any, path: str) -> Any:
-        return {"__staticmethod__": self.walk(value.__func__, f"{path}.__func__")}
+        return {"__staticmethod__": self.walker.walk(value.__func__, f"{path}.__func__")}
 
     def class_method(self, value: Any, path: str) -> Any:
-        return {"__classmethod__": self.walk(value.__func__, f"{path}.__func__")}
+        return {"__classmethod__": self.walker.walk(value.__func__, f"{path}.__func__")}
 
     def property_(self, value: Any, path: str) -> Any:
         return {
             "__property__": [
-                self.walk(value.fget, f"{path}.fget"),
-                self.walk(value.fset, f"{path}.fset"),
-                self.walk(value.fdel, f"{path}.fdel"),
+                self.walker.walk(value.fget, f"{path}.fget"),
+                self.walker.walk(value.fset, f"{path}.fset"),
+                self.walker.walk(value.fdel, f"{path}.fdel"),
             ]
         }
 
     def cached_property(self, value: Any, path: str) -> Any:
-        return {"__cached_property__": self.walk(value.func, f"{path}.func")}
+        return {"__cached_property__": self.walker.walk(value.func, f"{path}.func")}
 
     def union(self, value: Any, path: str) -> Any:
         """`int | None`, which cannot be pickled: its members."""
-        return {"__object__": "types:UnionType", "args": self.sequence(value.__args__, path)}
+        return {"__object__": "types:UnionType", "args": self.walker.sequence(value.__args__, path)}
 
-    def code(self, value: Any, path: str) -> Any:
+    def code_object(self, value: Any, path: str) -> Any:
         return {"__code__": _code_digest(value)}
 
     def module(self, value: Any, path: str) -> Any:
@@ -756,14 +774,24 @@ class _Walker:
     def module_location(self, module: Any) -> tuple[str, bool]:
         """A module's relative path when it is the project's own, else its (public) name."""
         filename = getattr(module, "__file__", None)
-        if isinstance(filename, str) and self.root is not None:
-            relative = _owned_file(filename, self.root)
+        if isinstance(filename, str) and self.walker.root is not None:
+            relative = _owned_file(filename, self.walker.root)
             if relative is not None:
                 return relative, True
         name = getattr(module, "__name__", None)
         return _public_module(name), isinstance(name, str) and name.startswith(_PRIVATE)
 
-    # -- classes and objects ------------------------------------------------------------------
+
+class _ObjectIdentity:
+    """Classes and objects, for one walker: a class by its location (and the project's own by a
+    digest of its code), an object by its class and its whole state. `classes` keeps each
+    class's location in this call, and its digest once made."""
+
+    __slots__ = ("classes", "walker")
+
+    def __init__(self, walker: _Walker) -> None:
+        self.walker = walker
+        self.classes: dict[int, tuple[type, str, Any]] = {}
 
     def class_location(self, cls: type) -> tuple[str, bool]:
         """`relative/path.py:qualname` for a class of the project's own files, else
@@ -776,8 +804,8 @@ class _Walker:
         holder = sys.modules.get(module) if isinstance(module, str) else None
         filename = getattr(holder, "__file__", None)
         relative = None
-        if isinstance(filename, str) and self.root is not None:
-            relative = _owned_file(filename, self.root)
+        if isinstance(filename, str) and self.walker.root is not None:
+            relative = _owned_file(filename, self.walker.root)
         if relative is not None:
             location, owned = f"{relative}:{qualname}", True
         else:
@@ -793,7 +821,7 @@ class _Walker:
             return location, None
         code = self.classes[id(cls)][2]
         if code is ...:
-            code = self.nested(_Walker.class_digest, cls, path)
+            code = self.walker.nested(self.class_digest, cls, path)
             if isinstance(code, str):
                 self.classes[id(cls)] = (cls, location, code)
         return location, code
@@ -809,6 +837,7 @@ class _Walker:
         """A digest of an own class's methods, properties and plain attributes, its bases and
         its metaclass. Generated dunder data (`__dict__`, `__dataclass_fields__`, pydantic's
         schema) and `_sunder_` machinery (enum's maps) are left out: methods cover them."""
+        walker = self.walker
         body: dict[str, Any] = {}
         for name, attr in cls.__dict__.items():
             where = f"{path}.{name}"
@@ -822,7 +851,7 @@ class _Walker:
                     functools.cached_property,
                 ),
             ):
-                body[name] = self.walk(attr, where)
+                body[name] = walker.walk(attr, where)
             elif (
                 _is_dunder(name)
                 or _is_sunder(name)
@@ -831,9 +860,9 @@ class _Walker:
             ):
                 continue
             else:
-                body[name] = self.lenient(attr, where)
+                body[name] = walker.lenient(attr, where)
         bases = [
-            self.walk(base, f"{path}.__bases__[{index}]")
+            walker.walk(base, f"{path}.__bases__[{index}]")
             for index, base in enumerate(cls.__bases__)
             if base is not object
         ]
@@ -841,7 +870,7 @@ class _Walker:
         structure = {
             "attrs": body,
             "bases": bases,
-            "metaclass": None if metaclass is type else self.walk(metaclass, f"{path}.__class__"),
+            "metaclass": None if metaclass is type else walker.walk(metaclass, f"{path}.__class__"),
         }
         return _digest(_dumps(structure))
 
@@ -869,13 +898,22 @@ class _Walker:
                 raise self.unidentifiable(value, path, f"its __getstate__ failed: {exc}") from None
             if isinstance(state, dict) and all(type(key) is str for key in state):
                 out["state"] = {
-                    key: self.walk(item, f"{path}.{key}") for key, item in state.items()
+                    key: self.walker.walk(item, f"{path}.{key}") for key, item in state.items()
                 }
             else:
-                out["getstate"] = self.walk(state, f"{path}.__getstate__()")
+                out["getstate"] = self.walker.walk(state, f"{path}.__getstate__()")
             return out
         out["state"] = self.attributes(value, path)
         return out
+
+    def unidentifiable(self, value: Any, path: str, reason: str) -> UnidentifiableValue:
+        """The refusal of an object that cannot say what its state is: its path and type."""
+        kind = type(value)
+        return UnidentifiableValue(
+            f"{path} holds a {kind.__module__}.{kind.__qualname__}, which has no canonical "
+            f"identity ({reason}): {_ADVICE}",
+            path,
+        )
 
     def object_head(self, value: Any, path: str) -> dict[str, Any]:
         """An object's class; all that is recorded of a logger, which never changes a prompt
@@ -895,7 +933,7 @@ class _Walker:
             attrs = None
         if isinstance(attrs, dict):
             for name, item in attrs.items():
-                state[str(name)] = self.walk(item, f"{path}.{name}")
+                state[str(name)] = self.walker.walk(item, f"{path}.{name}")
         for name, descriptor in _slots(type(value)):
             if name in state:
                 continue
@@ -904,7 +942,7 @@ class _Walker:
             except AttributeError:
                 state[name] = {"__unset__": True}
                 continue
-            state[name] = self.walk(item, f"{path}.{name}")
+            state[name] = self.walker.walk(item, f"{path}.{name}")
         return state
 
     def reduced(self, reduced: Any, path: str) -> Any:
@@ -921,7 +959,7 @@ class _Walker:
         for index, part in enumerate(reduced):
             if index in (3, 4) and part is not None:
                 part = list(part)  # items iterators
-            parts.append(self.walk(part, f"{path}.__reduce_ex__(4)[{index}]"))
+            parts.append(self.walker.walk(part, f"{path}.__reduce_ex__(4)[{index}]"))
         return parts
 
     def container_object(self, value: Any, path: str) -> Any:
@@ -929,13 +967,15 @@ class _Walker:
         items and its attributes."""
         out = self.object_head(value, path)
         if isinstance(value, dict):
-            out["items"] = self.mapping(dict(dict.items(value)), path)
+            out["items"] = self.walker.mapping(dict(dict.items(value)), path)
             if isinstance(value, defaultdict):
-                out["default_factory"] = self.walk(value.default_factory, f"{path}.default_factory")
+                out["default_factory"] = self.walker.walk(
+                    value.default_factory, f"{path}.default_factory"
+                )
         elif isinstance(value, (set, frozenset)):
-            out["items"] = self.set_(value, path)
+            out["items"] = self.walker.set_(value, path)
         else:
-            out["items"] = self.sequence(_iterate(value), path)
+            out["items"] = self.walker.sequence(_iterate(value), path)
         out["state"] = self.attributes(value, path)
         return out
 
@@ -953,7 +993,7 @@ class _Walker:
             plain = str.__getitem__(value, slice(None))
         else:
             plain = bytes(value)
-        out["value"] = self.walk(plain, f"{path}")
+        out["value"] = self.walker.walk(plain, f"{path}")
         out["state"] = self.attributes(value, path)
         return out
 
@@ -964,31 +1004,42 @@ def _iterate(value: Any) -> Iterator[Any]:
     return kind.__iter__(value)
 
 
-_EXACT: dict[type, _Handler] = {
-    list: _Walker.sequence,
-    tuple: _Walker.sequence,
-    dict: _Walker.mapping,
-    types.MappingProxyType: _Walker.mapping,
-    set: _Walker.set_,
-    frozenset: _Walker.set_,
-    bytes: _Walker.bytes_,
-    bytearray: _Walker.bytes_,
-    memoryview: _Walker.bytes_,
-    complex: _Walker.complex_,
-    types.FunctionType: _Walker.function,
-    types.MethodType: _Walker.method,
-    types.BuiltinFunctionType: _Walker.builtin,
-    types.MethodWrapperType: _Walker.builtin,
-    **{kind: _Walker.builtin for kind in _DESCRIPTORS},
-    types.ModuleType: _Walker.module,
-    types.CodeType: _Walker.code,
-    types.GenericAlias: _Walker.instance,  # `list[int]`: callable and named, but not a function
-    types.UnionType: _Walker.union,
-    functools.partial: _Walker.partial,
-    re.Pattern: _Walker.regex,
-    staticmethod: _Walker.static_method,
-    classmethod: _Walker.class_method,
-    property: _Walker.property_,
-    functools.cached_property: _Walker.cached_property,
+_Binding = Callable[[_Walker], _Handler]
+"""Picks a handler from a walker: bound, so that a part's handler runs on that walker's part."""
+
+
+def _builtin(walker: _Walker) -> _Handler:
+    """One binding for every builtin type (functions, method wrappers, descriptors)."""
+    return walker.code.builtin
+
+
+_EXACT: dict[type, _Binding] = {
+    list: lambda walker: walker.sequence,
+    tuple: lambda walker: walker.sequence,
+    dict: lambda walker: walker.mapping,
+    types.MappingProxyType: lambda walker: walker.mapping,
+    set: lambda walker: walker.set_,
+    frozenset: lambda walker: walker.set_,
+    bytes: lambda walker: walker.bytes_,
+    bytearray: lambda walker: walker.bytes_,
+    memoryview: lambda walker: walker.bytes_,
+    complex: lambda walker: walker.complex_,
+    types.FunctionType: lambda walker: walker.code.function,
+    types.MethodType: lambda walker: walker.code.method,
+    types.BuiltinFunctionType: _builtin,
+    types.MethodWrapperType: _builtin,
+    **dict.fromkeys(_DESCRIPTORS, _builtin),
+    types.ModuleType: lambda walker: walker.code.module,
+    types.CodeType: lambda walker: walker.code.code_object,
+    # `list[int]`: callable and named, but not a function
+    types.GenericAlias: lambda walker: walker.objects.instance,
+    types.UnionType: lambda walker: walker.code.union,
+    functools.partial: lambda walker: walker.code.partial,
+    re.Pattern: lambda walker: walker.regex,
+    staticmethod: lambda walker: walker.code.static_method,
+    classmethod: lambda walker: walker.code.class_method,
+    property: lambda walker: walker.code.property_,
+    functools.cached_property: lambda walker: walker.code.cached_property,
 }
-"""Handlers by exact type, tried before any `isinstance` test."""
+"""Handlers by exact type, tried before any `isinstance` test: each entry picks the handler from
+the walker (plain values) or from its code or objects part."""
