@@ -53,10 +53,10 @@ def list_registered(config: pytest.Config) -> int:
     selector = config.option.evaltasks_list
     options = resolve_options(config)
     registry = build_registry(options, config, listed_names(selector), prefix=True)
-    listing = list_tasks(registry, selector, config.rootpath, options.snapshot_dir)
+    listing = list_tasks(registry, selector, options.root, options.snapshot_dir)
     if registry.partial and not listing.names:  # maybe in a module not imported
         registry = build_registry(options, config)
-        listing = list_tasks(registry, selector, config.rootpath, options.snapshot_dir)
+        listing = list_tasks(registry, selector, options.root, options.snapshot_dir)
     writer = Writer(config)
     for line, colour in listing.lines:
         writer.line(line, **({colour: True} if colour else {}))
@@ -90,7 +90,7 @@ def save_data(config: pytest.Config) -> int:
     prepared: list[tuple[TaskRequest, PreparedSlice]] = []
     for request, plan in slices.values():
         try:
-            prepared.append((request, plan.prepare(count, config.rootpath)))
+            prepared.append((request, plan.prepare(count, options.root)))
         except EvalTaskError as exc:
             problems.append(f"{request.label}: {exc}")
     if problems:
@@ -127,7 +127,7 @@ def show_prompts(config: pytest.Config) -> int:
     if not options.specs and not options.node_ids:
         raise pytest.UsageError("--evaltasks-show needs --evaltasks to name the tasks")
     registry = build_registry(options)
-    rendering = renderings_of(options, config.rootpath, config.invocation_params.dir)[0]
+    rendering = renderings_of(options, options.root, config.invocation_params.dir)[0]
     writer = Writer(config)
     selection = Selection.parse(config.option.evaltasks_show)
     requests = plan_of(registry, options).requests

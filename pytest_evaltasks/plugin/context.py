@@ -100,30 +100,30 @@ def start_context(config: pytest.Config, options: Options) -> RunContext:
             raise
         registry = build_registry(options, config)  # every module: the full error message
         plan = plan_of(registry, options, labels)
-    renderings = renderings_of(options, config.rootpath, config.invocation_params.dir)
+    renderings = renderings_of(options, options.root, config.invocation_params.dir)
     _check_node_ids(options, plan, renderings)
     left_out: list[str] = []
     if options.local_only:
         plan, left_out = _local_only(plan, registry)
     changes = None
     if options.changed is not None:
-        plan, changes = _only_changed(plan, registry, options, config.rootpath, renderings)
+        plan, changes = _only_changed(plan, registry, options, options.root, renderings)
     base = _base_records(options)
     if base is not None:
         plan = _with_base_labels(plan, registry, options, base)
     from ..snapshot.storage import remove_stale_temp_files
 
     remove_stale_temp_files(options.snapshot_dir)
-    within = project_folder(config.rootpath)
+    within = project_folder(options.root)
     controller = getattr(config.option, "dist", "no") != "no"  # kept only to hand them on
     return RunContext(
         options=options,
         registry=registry,
         plan=plan,
         renderings=renderings,
-        root=config.rootpath,
+        root=options.root,
         within=within,
-        fresh=_fresh_builds(options, config.rootpath, within),
+        fresh=_fresh_builds(options, options.root, within),
         changes=changes,
         base=base,
         left_out=left_out,

@@ -92,7 +92,7 @@ class EvalTasksCollector(pytest.Collector):
     def collect(self) -> list[pytest.Item]:
         """Tasks in the order the task string asked for them, then modules, then orphans."""
         context = self.context
-        root = self.config.rootpath
+        root = context.root
         items: list[pytest.Item] = []
         registry = context.registry
         for request in context.plan.requests:

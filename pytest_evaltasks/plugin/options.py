@@ -2,7 +2,8 @@
 settings object.
 
 CLI paths are relative to the directory pytest was started in, ini paths to the ini file's
-directory; never to `rootdir`, which pytest may derive from an option value.
+directory, the default task folder to the project's root (`root`: pytest's rootdir unless pytest
+derived it from an option's value).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 from ..snapshot.settings import RunSettings
 from .command_line import LINT_MODES, LOOKAHEAD_MODES
 from .profiles import parse_keys
+from .root import meant_root
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,11 @@ class Options:
     problems: list[str] = field(default_factory=list)
     node_ids: list[str] = field(default_factory=list)
     """`evaltasks::LABEL` arguments: with `--evaltasks`, only these items run."""
+    root: Path = Path()
+    """The project's root (`root.meant_root`): pytest's rootdir, unless pytest took an
+    option's value for a test path."""
+    root_note: str | None = None
+    """Why the root is not pytest's rootdir (said in the header); None when it is."""
 
     @property
     def spec(self) -> str | None:
@@ -78,7 +85,7 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
     the value for a test path when it chooses its rootdir and ini file.
     """
     cwd = config.invocation_params.dir
-    root = config.rootpath
+    root, root_note = meant_root(config)
     ini_dir = config.inipath.parent if config.inipath else root
     opt = config.option
     problems: list[str] = []
@@ -166,6 +173,8 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         base=opt.evaltasks_base or str(config.getini("evaltasks_base")).strip() or None,
         problems=problems,
         node_ids=ids,
+        root=root,
+        root_note=root_note,
     )
 
 

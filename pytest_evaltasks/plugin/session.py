@@ -254,6 +254,8 @@ def header_lines(context: RunContext) -> list[str]:
         + f" ({mode} mode)",
         f"evaltasks: snapshots in {shown(options.snapshot_dir)}, data in {shown(options.data_dir)}",
     ]
+    if options.root_note is not None:
+        lines.append(f"evaltasks: {options.root_note}")
     if context.changes is not None:
         lines.append(f"evaltasks: {context.changes.describe()}")
     if context.left_out:

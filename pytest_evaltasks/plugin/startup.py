@@ -58,7 +58,7 @@ def build_registry(
     except EvalTaskError as exc:
         raise pytest.UsageError(str(exc)) from None
     if cache is not None:
-        _save_index(cache, registry, config.rootpath if config is not None else Path.cwd())
+        _save_index(cache, registry, options.root if config is not None else Path.cwd())
     return registry
 
 

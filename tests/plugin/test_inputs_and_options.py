@@ -6,6 +6,8 @@ One test per case of the hardening issue, run end to end as a user runs pytest.
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -166,6 +168,52 @@ def test_path_options_in_both_forms_resolve_alike(project: EvalProject) -> None:
     equals.assert_outcomes(passed=1)
     assert project.snapshots(project.root / "a") == project.snapshots(project.root / "b")
     assert len(project.snapshots(project.root / "a")) == 1
+
+
+@pytest.mark.parametrize(
+    "option", ["--evaltasks-data", "--evaltasks-snapshot-dir", "--evaltasks-dir"]
+)
+def test_a_path_outside_the_project_after_a_space_keeps_the_project_root(
+    project: EvalProject, tmp_path_factory: pytest.TempPathFactory, option: str
+) -> None:
+    """pytest fixes its rootdir before it knows the plugin's options, so the value after a
+    space reads to it as a test path outside the project: the root (the default task folder,
+    the recorded paths) stays the project's, with or without `=`, and the header says why."""
+    outside = tmp_path_factory.mktemp("elsewhere")
+    tasks = project.root / "tasks"
+    if option == "--evaltasks-data":
+        shutil.copytree(tasks / "data", outside / "data")
+        value = outside / "data"
+    elif option == "--evaltasks-dir":
+        shutil.copytree(tasks, outside / "tasks")
+        value = outside / "tasks"
+    else:
+        value = outside / "snapshots"
+    equals = project.run("--evaltasks", "solo", "--snapshot-update", f"{option}={value}")
+    equals.assert_outcomes(passed=1)
+    spaced = project.run("--evaltasks", "solo", option, str(value))
+    spaced.assert_outcomes(passed=1)
+    spaced.stdout.fnmatch_lines([f"evaltasks: root {project.root} (pytest's rootdir *"])
+    assert "root" not in " ".join(
+        line for line in equals.outlines if line.startswith("evaltasks: root")
+    )
+
+
+def test_the_root_rule_is_pytests_own_for_the_paths_named(tmp_path: Path) -> None:
+    """Without an ini file, pytest's rootdir for the test paths named: what they share with
+    the invocation folder, or a `setup.py` folder above them."""
+    from pytest_evaltasks.plugin.root import rootdir_rule, spaced_values
+
+    project, other = tmp_path / "project", tmp_path / "other"
+    (project / "tests").mkdir(parents=True)
+    other.mkdir()
+    assert rootdir_rule([], project) == project
+    assert rootdir_rule(["tests"], project) == project
+    assert rootdir_rule([str(other)], project) == tmp_path
+    (tmp_path / "setup.py").write_text("", encoding="utf-8")
+    assert rootdir_rule(["tests"], project) == tmp_path
+    args = ["--evaltasks", "a|0", "--evaltasks-data", "/d", "-k", "x", "--evaltasks-dir=t"]
+    assert spaced_values(args) == ["a|0", "/d"]
 
 
 def test_a_chat_template_file_is_recorded_relative_to_the_root(project: EvalProject) -> None:
