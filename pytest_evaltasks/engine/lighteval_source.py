@@ -232,10 +232,15 @@ class LightevalModules:
     ) -> DocsRendered:
         """The task's docs, built by our `Task` (at most `run.max_samples` of them)."""
         from .rendered import DocsRendered
+        from .rows import dataset_caches
         from .task import Task
 
         task = Task(self.task_config(entry), data_dir=data_dir, request=request)
-        return DocsRendered.of(task, task.build(run.max_samples), IDS)
+        rendered = DocsRendered.of(task, task.build(run.max_samples), IDS)
+        rendered.inputs = task.source.declared_inputs()
+        if rendered.inputs or task.source.local_dir is None:
+            rendered.caches = dataset_caches()
+        return rendered
 
     # what only module-backed sources can say ---------------------------------------------------
 

@@ -787,6 +787,9 @@ class _LocalDatasets:
             builder, files = split_files(folder)
             self._read.extend(files.values())
             return self._real.load_dataset(builder, data_files=files)
+        from .rows import declared_inputs
+
+        self._read.extend(declared_inputs(path, kwargs.get("data_files"), kwargs.get("data_dir")))
         try:
             return self._real.load_dataset(path=path, name=name, **kwargs)
         except Exception as exc:

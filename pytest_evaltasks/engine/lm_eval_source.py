@@ -34,6 +34,7 @@ from ..errors import DatasetError, EvalTaskError, RegistryError
 from .lint_input import LintDoc, LintTask
 from .lm_eval_index import CACHE_KEY, RECORDS_VERSION, FileRecord, YamlIndex, environment_key
 from .rendered import RenderedUnit, UnitsRendered, Upstream
+from .rows import dataset_caches
 from .sources import Entry, SourceKind, holds_task_modules
 
 if TYPE_CHECKING:
@@ -573,7 +574,7 @@ def _rendered(
             else None,
         ),
         kind=KIND,
-        caches=_cache_folders(),
+        caches=dataset_caches(),
         upstream=Upstream(
             name=KIND,
             setting=UPSTREAM_SETTING,
@@ -582,24 +583,6 @@ def _rendered(
         ),
         ids="ids are lm-eval's doc ids, from 0",
     )
-
-
-def _cache_folders() -> list[str]:
-    """Where `datasets` and the Hub keep their caches (never a task's inputs)."""
-    import sys
-
-    folders = []
-    config = sys.modules.get("datasets.config")
-    for name in ("HF_DATASETS_CACHE", "HF_CACHE_HOME", "HF_MODULES_CACHE"):
-        value = getattr(config, name, None) if config is not None else None
-        if value:
-            folders.append(str(value))
-    for variable in ("HF_HOME", "HF_DATASETS_CACHE", "XDG_CACHE_HOME"):
-        value = os.environ.get(variable)
-        if value:
-            folders.append(value)
-    folders.append(os.path.join(os.path.expanduser("~"), ".cache", "huggingface"))
-    return folders
 
 
 def _json(value: Any) -> str:

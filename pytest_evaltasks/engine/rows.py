@@ -93,6 +93,14 @@ class RowSource:
         ]
         return next((path for path in candidates if path is not None and path.is_dir()), None)
 
+    def declared_inputs(self) -> set[str]:
+        """The local files `datasets` reads this source's rows from, whatever its cache holds
+        (`declared_inputs`); none when the rows come from the data root, whose files are read
+        directly (and seen being read)."""
+        if self.local_dir is not None:
+            return set()
+        return declared_inputs(self.hf_repo, self.hf_data_files)
+
     @property
     def location(self) -> str:
         """Where rows are read from, for messages and snapshot headers."""
@@ -188,6 +196,86 @@ class RowSource:
         if self._hub is None:
             self._hub = load_hub_dataset(self)
         return self._hub
+
+
+def declared_inputs(path: object, data_files: object, data_dir: object = None) -> set[str]:
+    """The local files a `datasets.load_dataset(path, data_files=...)` call reads, as absolute
+    paths, found from its arguments and not from what it was seen opening: with a warm cache
+    `datasets` reads its own copy and opens none of them. `data_files` (a string, a list, or a
+    mapping of either) are resolved as `datasets` resolves them (inside `path` when it is a
+    folder, else from the working directory; under `data_dir` when given); a pattern's files
+    are taken with the folder it lists (ending with a separator), so a file added that matches
+    is seen. A dataset folder read
+    as a repository (no `data_files`) is taken whole. Remote files (`hf://`, `https://`) are
+    not local inputs."""
+    folder = Path(path) if isinstance(path, str) and path and Path(path).is_dir() else None
+    found: set[str] = set()
+    if data_files is None:
+        if folder is not None:
+            found |= _folder_files(folder)
+        return found
+    base = folder if folder is not None else Path.cwd()
+    if isinstance(data_dir, str) and data_dir:
+        base = base / data_dir
+    for pattern in _data_file_strings(data_files):
+        if "://" in pattern:
+            continue
+        full = os.path.abspath(pattern if os.path.isabs(pattern) else os.path.join(base, pattern))
+        if glob.has_magic(full):
+            found |= {p for p in glob.glob(full, recursive=True) if os.path.isfile(p)}
+            found.add(os.path.join(_listed_folder(full), ""))
+        elif os.path.isfile(full):
+            found.add(full)
+    return found
+
+
+def _data_file_strings(value: object) -> Iterator[str]:
+    """The strings of a `data_files` value: a str, a list, or a mapping of either."""
+    if isinstance(value, (str, os.PathLike)):
+        yield os.fspath(value)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _data_file_strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _data_file_strings(item)
+
+
+def _listed_folder(pattern: str) -> str:
+    """The folder a glob pattern lists: its part before the first magic component."""
+    parts = Path(pattern).parts
+    magic = next(index for index, part in enumerate(parts) if glob.has_magic(part))
+    return str(Path(*parts[:magic])) if magic else os.sep
+
+
+def _folder_files(folder: Path) -> set[str]:
+    """Every file of a dataset folder (hidden ones and caches aside), and the folder itself
+    as listed."""
+    found = {os.path.join(os.path.abspath(folder), "")}
+    for current, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        found |= {os.path.abspath(os.path.join(current, name)) for name in files
+                  if not name.startswith(".")}  # fmt: skip
+    return found
+
+
+def dataset_caches() -> list[str]:
+    """Where `datasets` and the Hub keep their caches: what a build opens there is never a
+    task's input (the cache lives inside the project when HOME does)."""
+    import sys
+
+    folders = []
+    config = sys.modules.get("datasets.config")
+    for name in ("HF_DATASETS_CACHE", "HF_CACHE_HOME", "HF_MODULES_CACHE"):
+        value = getattr(config, name, None) if config is not None else None
+        if value:
+            folders.append(str(value))
+    for variable in ("HF_HOME", "HF_DATASETS_CACHE", "XDG_CACHE_HOME"):
+        value = os.environ.get(variable)
+        if value:
+            folders.append(value)
+    folders.append(os.path.join(os.path.expanduser("~"), ".cache", "huggingface"))
+    return folders
 
 
 def local_dataset_dir(data_dir: Path, hf_repo: str, hf_subset: str | None) -> Path:

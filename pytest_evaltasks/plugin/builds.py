@@ -60,7 +60,7 @@ def build_here(
     with InputRecorder() as seen:
         rendered = registry.render(request, run, template)
     checkpoint(rendered.size)
-    known = {path for path in rendered.inputs if os.path.isfile(path)}
+    known = {path for path in rendered.inputs if _present(path)}
     read = inputs_of(seen.modules, seen.files | known, base)
     if rendered.caches:
         caches = tuple(os.path.join(os.path.abspath(c), "") for c in rendered.caches)
@@ -68,6 +68,11 @@ def build_here(
     read |= registry.imported_inputs(request.name, base)
     inputs = tuple(recorded_input(path, root) for path in read)
     return build_snapshot(rendered, run, template, root, hash_seed, inputs, label)
+
+
+def _present(path: str) -> bool:
+    """A known input that exists: a file, or a listed folder (ending with a separator)."""
+    return os.path.isdir(path) if path.endswith(os.sep) else os.path.isfile(path)
 
 
 def lint_of(

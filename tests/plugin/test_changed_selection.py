@@ -255,6 +255,33 @@ def test_json_data_files_inside_the_project(project: EvalProject) -> None:
     assert_caught(project, "jsonfiles|0")
 
 
+@pytest.mark.parametrize(
+    "pattern", ['DATA + "/*.jsonl"', '"evaldata/*.jsonl"', '"evaldata/**/*.jsonl"']
+)
+def test_a_file_added_that_matches_a_data_files_glob(project: EvalProject, pattern: str) -> None:
+    """Rows named by a glob (from `__file__`, relative, recursive): the folder it lists is an
+    input, so a new file that matches selects the task, with a warm datasets cache or not."""
+    files = project.root / "evaldata"
+    write(files / "a.jsonl", '{"q": "a", "label": 0}\n')
+    task_module(
+        project,
+        "globbed",
+        'prefix = "Q: "',
+        extra=f',\n               hf_data_files={{"test": {pattern}}}',
+        imports="import os\n"
+        'DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "evaldata")',
+    )
+    text = (project.root / "tasks" / "globbed.py").read_text()
+    (project.root / "tasks" / "globbed.py").write_text(
+        text.replace(
+            'hf_repo="demo",\n               hf_subset="main"', 'hf_repo="json", hf_subset=None'
+        )
+    )
+    commit_recorded(project)
+    write(files / "b.jsonl", '{"q": "b", "label": 1}\n')
+    assert_caught(project, "globbed|0")
+
+
 def test_a_data_folder_that_is_a_tracked_symlink(project: EvalProject) -> None:
     real = project.root / "shared_data" / "demo" / "main"
     data = project.root / "tasks" / "data" / "demo" / "main"

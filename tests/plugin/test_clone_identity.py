@@ -10,7 +10,11 @@ as a path to a file of the project.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -183,3 +187,76 @@ def test_two_clones_record_the_same_bytes_and_check_each_other(
     assert "its version is still 0" in failure
     assert "docs changed" not in failure
     assert project.snapshots(second / snapshots) == recorded
+
+
+JSON_TASK = """\
+import os
+
+from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def prompt(line, task_name):
+    query = "Q: " + line["q"] + "\\\\nA:"
+    return Doc(query=query, choices=[" yes", " no"], gold_index=line["label"])
+
+
+TASKS_TABLE = [
+    LightevalTaskConfig(name="jsonrows", prompt_function=prompt, hf_repo="json", hf_subset=None,
+                        hf_data_files={{"test": {files}}}, evaluation_splits=["test"],
+                        metrics=[Metrics.exact_match], version=0)
+]
+"""
+
+DATA_FILES = {
+    "from __file__": 'os.path.join(HERE, "..", "evaldata", "test.jsonl")',
+    "relative": '"evaldata/test.jsonl"',
+    "a glob from __file__": 'os.path.join(HERE, "..", "evaldata", "*.jsonl")',
+    "a relative glob": '"evaldata/*.jsonl"',
+}
+
+
+def pytest_in(folder: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """pytest in `folder`, in a fresh interpreter, with `cache` as the datasets cache."""
+    env = {**os.environ, "HF_DATASETS_CACHE": str(cache), "HF_DATASETS_OFFLINE": "1",
+           "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", *args],
+        cwd=folder, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("files", list(DATA_FILES.values()), ids=list(DATA_FILES))
+def test_a_record_made_with_a_warm_datasets_cache_holds_in_a_cold_clone(
+    project: EvalProject, tmp_path_factory: pytest.TempPathFactory, files: str
+) -> None:
+    """`datasets` reads a warm cache instead of the task's files: the files its rows come from
+    are recorded from `hf_data_files` itself, so the record made there holds in a clone at
+    another path with an empty cache, and a changed row still fails there."""
+    root = project.root
+    (root / "tasks" / "demo.py").unlink()
+    (root / "tasks" / "jsonrows.py").write_text(JSON_TASK.format(files=files), encoding="utf-8")
+    rows = [{"q": f"question {i}", "label": i % 2} for i in range(4)]
+    (root / "evaldata").mkdir()
+    (root / "evaldata" / "test.jsonl").write_text(
+        "".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8"
+    )
+    warm = tmp_path_factory.mktemp("warm-cache")
+    pytest_in(root, warm, "--evaltasks", "jsonrows")  # fills the cache (a new task: it fails)
+    recorded = pytest_in(root, warm, "--evaltasks", "jsonrows", "--snapshot-update")
+    assert recorded.returncode == 0, recorded.stdout
+    (snapshot,) = (root / "tasks" / "__snapshots__").glob("jsonrows-*.txt")
+    assert "\nevaldata/test.jsonl\n" in snapshot.read_text(encoding="utf-8")
+    clone = tmp_path_factory.mktemp("elsewhere") / "clone"
+    shutil.copytree(root, clone, ignore=shutil.ignore_patterns("__pycache__"))
+    cold = tmp_path_factory.mktemp("cold-cache")
+    fresh = pytest_in(clone, cold, "--evaltasks", "jsonrows")
+    assert fresh.returncode == 0, fresh.stdout
+    rows[2]["q"] = "question 2, changed"
+    (clone / "evaldata" / "test.jsonl").write_text(
+        "".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8"
+    )
+    changed = pytest_in(clone, tmp_path_factory.mktemp("another-cache"), "--evaltasks", "jsonrows")
+    assert changed.returncode == 1
+    assert "1 of 4 docs changed (id 2)" in changed.stdout
