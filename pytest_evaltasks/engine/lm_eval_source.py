@@ -193,10 +193,21 @@ class LmEvalYaml:
             entry = self.index.get(name)
             if entry is None or self.yaml_index.kind(name) not in ("TASK", "PY_TASK"):
                 continue
+            path = Path(entry.yaml_path) if entry.yaml_path else Path(".")
+            other = registrar.owner(name)
+            if other is not None and other.source is not self:
+                registrar.mark_unusable(
+                    name,
+                    f"is defined by a {other.source.kind if other.source else 'task'} task file "
+                    f"({other.origin}) and by an lm-eval YAML ({path}); rename one of them "
+                    f"(task names must be unique across task folders)",
+                    other.origin,
+                    path,
+                )
+                continue
             if registrar.known(name):
                 continue
             problem = unwritable(name)
-            path = Path(entry.yaml_path) if entry.yaml_path else Path(".")
             if problem is not None:
                 registrar.mark_unusable(
                     name, f"cannot be requested: its name {problem} (an lm-eval task)", path

@@ -169,6 +169,10 @@ class Registry:
         """The name is registered, or known to be unusable."""
         return name in self.entries or name in self.unusable
 
+    def owner(self, name: str) -> Entry | None:
+        """The entry that registered a name (None: not registered)."""
+        return self.entries.get(name)
+
     def _register(self, entry: Entry, custom: bool) -> None:
         """Add one name; a name defined in two files is unusable, naming both."""
         name = entry.name

@@ -89,6 +89,10 @@ class Registrar(Protocol):
         """The name is registered, or known to be unusable."""
         ...
 
+    def owner(self, name: str) -> Entry | None:
+        """The entry that registered a name (None: not registered)."""
+        ...
+
 
 class TaskSource(Protocol):
     """What the registry needs of a kind of task files.

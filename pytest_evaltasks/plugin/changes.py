@@ -44,7 +44,11 @@ DEFAULT_REF = ""
 DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
 
 SHAPING_FILES = (
+    "pytest.toml",
+    ".pytest.toml",
     "pytest.ini",
+    ".pytest.ini",
+    ".gitattributes",
     "pyproject.toml",
     "tox.ini",
     "setup.cfg",

@@ -179,6 +179,45 @@ def test_a_custom_folder_overrides_lm_evals_task_as_include_path_does(
     assert listed.names == ["arc_easy"]  # `all` over a custom folder: its own tasks
 
 
+@pytest.mark.parametrize("wanted", [["clash"], None], ids=["named", "all"])
+def test_a_name_both_a_task_module_and_a_yaml_define_is_unusable_naming_both(
+    tmp_path: Path, wanted: list[str] | None
+) -> None:
+    """Which of two task folders of different kinds defines a name is no choice to make
+    silently: the name is unusable, and the message names both files."""
+    from pytest_evaltasks.errors import TaskStringError
+
+    write(
+        tmp_path / "modules" / "clash.py",
+        """\
+        from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics
+
+        def prompt(line, task_name):
+            return Doc(query=line["q"], choices=[" a"], gold_index=0)
+
+        TASKS_TABLE = [LightevalTaskConfig(name="clash", prompt_function=prompt, hf_repo="me/x",
+                       hf_subset="default", metrics=[Metrics.exact_match])]
+        """,
+    )
+    write(
+        tmp_path / "yaml" / "clash.yaml",
+        """\
+        task: clash
+        dataset_path: me/clash
+        output_type: generate_until
+        doc_to_text: "{{q}}"
+        doc_to_target: "{{a}}"
+        test_split: test
+        """,
+    )
+    registry = Registry([tmp_path / "modules", tmp_path / "yaml"], [], None, wanted=wanted)
+    assert "clash" not in registry.entries
+    reason = registry.unusable["clash"].reason
+    assert "clash.py" in reason and "clash.yaml" in reason and "rename one" in reason
+    with pytest.raises(TaskStringError, match="clash"):
+        registry.resolve("clash")
+
+
 def test_an_unknown_name_gets_lm_evals_names_as_suggestions(
     lm_eval_tasks: Path, indexed: tuple[Registry, Cache]
 ) -> None:

@@ -357,6 +357,11 @@ def test_a_monorepo_whose_helpers_live_beside_the_root(pytester: pytest.Pytester
         ("pytest.ini", "[pytest]\nevaltasks_data = tasks/data\n"),
         ("requirements.txt", "lighteval==0.13.1\n"),
         ("tox.ini", "[tox]\n"),
+        # pytest 9 reads these before pytest.ini: a setting changed there shapes every task
+        ("pytest.toml", '[pytest]\nevaltasks_docs = "2"\n'),
+        (".pytest.toml", '[pytest]\nevaltasks_docs = "2"\n'),
+        # an eol rule changes the bytes a fresh checkout gives every task's files
+        (".gitattributes", "*.jsonl text eol=crlf\n"),
     ],
 )
 def test_a_file_that_shapes_every_task(project: EvalProject, name: str, text: str) -> None:
