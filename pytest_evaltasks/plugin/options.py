@@ -107,6 +107,9 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
     max_samples = opt.evaltasks_max_samples
     if max_samples is not None and max_samples < 1:
         problems.append(f"--evaltasks-max-samples must be at least 1, got {max_samples}")
+    base = opt.evaltasks_base or str(config.getini("evaltasks_base")).strip() or None
+    if max_samples is not None and base is not None:
+        problems.append(_partial_against_base(config))
     home = _home(task_dirs, custom, root)
     data_dir = data_dir or home / "data"
     snapshot_dir = snapshot_dir or home / "__snapshots__"
@@ -170,11 +173,23 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         tokens=tokens,
         lint_ignore=_lint_ignores(list(config.getini("evaltasks_lint_ignore")), problems),
         local_only=bool(opt.evaltasks_local_only),
-        base=opt.evaltasks_base or str(config.getini("evaltasks_base")).strip() or None,
+        base=base,
         problems=problems,
         node_ids=ids,
         root=root,
         root_note=root_note,
+    )
+
+
+def _partial_against_base(config: pytest.Config) -> str:
+    """Why `--evaltasks-max-samples` and `--evaltasks-base` exclude each other, naming where
+    the former was set (a partial run cannot show that a task is unchanged since the base)."""
+    added = any("--evaltasks-max-samples" in str(arg) for arg in config.getini("addopts"))
+    where = " (set in addopts, in the ini file)" if added else ""
+    return (
+        f"--evaltasks-max-samples{where} checks only the first docs of each task, and "
+        f"--evaltasks-base judges every task against the reviewed record: every doc must be "
+        f"checked against it; remove --evaltasks-max-samples"
     )
 
 

@@ -76,6 +76,23 @@ def test_the_base_is_read_from_the_ini_file(main: EvalProject) -> None:
     main.run("--evaltasks", SUB, "--snapshot-update").assert_outcomes(failed=1)
 
 
+@pytest.mark.parametrize("where", ["addopts", "command line"])
+def test_a_partial_run_cannot_be_judged_against_the_base(main: EvalProject, where: str) -> None:
+    """`--evaltasks-max-samples` checks the first docs only: added to `addopts` in the PR that
+    changes a later doc, it would pass a run that must fail. Against the reviewed record every
+    doc is checked, so the two together are a usage error that names the option's place."""
+    main.write_tasks(edited=(5,))  # a doc past the first 2
+    if where == "addopts":
+        main.pytester.makeini("[pytest]\naddopts = --evaltasks-max-samples=2\n")
+        result = main.run("--evaltasks", SUB, "--evaltasks-base=main")
+    else:
+        result = main.run("--evaltasks", SUB, "--evaltasks-base=main", "--evaltasks-max-samples=2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    message = result.stderr.str()
+    assert "--evaltasks-max-samples" in message and "--evaltasks-base" in message
+    assert ("addopts" in message) is (where == "addopts")
+
+
 def test_a_deleted_snapshot_is_still_checked_under_all(main: EvalProject) -> None:
     main.run("--evaltasks", "all", "--snapshot-update")  # every other task recorded too
     main.snapshot(SUB).unlink()
