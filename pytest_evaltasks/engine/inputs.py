@@ -40,7 +40,28 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-_INSTALLED = ("site-packages", "dist-packages")
+_INSTALLED = frozenset({"site-packages", "dist-packages"})
+_project_hint: str | None = None
+"""The project's folder, once a run knows it (`set_project`)."""
+
+
+def set_project(folder: Path) -> None:
+    """Tell the observer the project's folder: a folder of the name `site-packages` above it
+    (a clone may sit under one) does not make the project's files installed ones."""
+    global _project_hint
+    _project_hint = os.path.abspath(folder)
+
+
+def installed_file(path: str, project: str | None = None) -> bool:
+    """A file of an installed package: under a folder named `site-packages` or `dist-packages`,
+    counted below the project's folder for a file inside it (a clone under a folder of that
+    name, or whose name merely holds it, is still the project)."""
+    project = project or _project_hint
+    if project is not None:
+        base = project.rstrip(os.sep)
+        if path == base or path.startswith(base + os.sep):
+            path = path[len(base) :]
+    return not _INSTALLED.isdisjoint(path.split(os.sep))
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 """This package's own folder: its code reads data for a task, but is not the task's code."""
 
@@ -184,7 +205,7 @@ def _absolute_path(path: Any) -> str | None:
         absolute = os.path.abspath(os.fsdecode(path))
     except (TypeError, ValueError):
         return None
-    if any(part in absolute for part in _INSTALLED) or "__pycache__" in absolute:
+    if installed_file(absolute) or "__pycache__" in absolute:
         return None
     return absolute
 
@@ -194,7 +215,7 @@ def _is_project_code(filename: str) -> bool:
     return (
         filename.endswith(".py")
         and not filename.startswith(_PACKAGE_DIR)
-        and not any(part in filename for part in _INSTALLED)
+        and not installed_file(filename)
         and os.path.isabs(filename)
         and not filename.startswith(sys.prefix)
         and not filename.startswith(sys.base_prefix)
@@ -311,7 +332,7 @@ def _project(path: str, within: str) -> bool:
     """A file of the project: under `within`, not installed, not this package's own code."""
     return (
         (path == within or path.startswith(within.rstrip(os.sep) + os.sep))
-        and not any(part in path for part in _INSTALLED)
+        and not installed_file(path, within)
         and not path.startswith(_PACKAGE_DIR + os.sep)
     )
 

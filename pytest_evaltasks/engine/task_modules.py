@@ -19,6 +19,7 @@ import hashlib
 import importlib.util
 import io
 import logging
+import os
 import sys
 import traceback
 import types
@@ -63,13 +64,12 @@ class LoadedModule:
         return self.edges.get(self.name, set())
 
 
-INSTALLED_PARTS = frozenset({"site-packages", "dist-packages"})
-
-
 def installed(path: Path) -> bool:
     """A file of an installed package (lighteval's own task folders): one its user cannot edit,
     so its quirks are followed as the package follows them, with a warning."""
-    return not INSTALLED_PARTS.isdisjoint(path.parts)
+    from .inputs import installed_file
+
+    return installed_file(os.path.abspath(path))
 
 
 def discover(directory: Path) -> list[Path]:

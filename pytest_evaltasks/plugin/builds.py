@@ -441,12 +441,14 @@ class _ChildBuilder:
 def main() -> None:
     """The fresh process: a job on the first line of stdin, then one request per line, each
     answered by one line of JSON on stdout (anything a task module prints goes to stderr)."""
-    from ..engine.inputs import install
+    from ..engine.inputs import install, set_project
 
     install()  # observe file opens from the start, as the plugin does
     out = sys.stdout
     sys.stdout = sys.stderr
-    builder = _ChildBuilder(BuildJob(**json.loads(sys.stdin.readline())))
+    job = BuildJob(**json.loads(sys.stdin.readline()))
+    set_project(Path(job.within))
+    builder = _ChildBuilder(job)
     for line in sys.stdin:
         request = json.loads(line)
         result = builder.build(

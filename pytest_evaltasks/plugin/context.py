@@ -115,6 +115,9 @@ def start_context(config: pytest.Config, options: Options) -> RunContext:
 
     remove_stale_temp_files(options.snapshot_dir)
     within = project_folder(options.root)
+    from ..engine.inputs import set_project
+
+    set_project(within)
     controller = getattr(config.option, "dist", "no") != "no"  # kept only to hand them on
     return RunContext(
         options=options,

@@ -33,8 +33,9 @@ def pytest_load_initial_conftests(
     `conftest.py` is imported (one may import a helper that reads a template): what a task
     reads is what changed-only runs select it by."""
     if asks_for_tasks(early_config.known_args_namespace, args):
-        from ..engine.inputs import install
+        from ..engine.inputs import install, set_project
 
+        set_project(early_config.rootpath)
         install()
 
 

@@ -305,7 +305,9 @@ def _home(task_dirs: list[Path], custom: list[Path], root: Path) -> Path:
     the first custom file's folder when there is no task folder."""
     if task_dirs:
         first = task_dirs[0]
-        installed = {"site-packages", "dist-packages"} & set(first.parts)
+        from ..engine.inputs import installed_file
+
+        installed = installed_file(str(first), str(root))
         return root / "tasks" if installed else first
     return custom[0].parent if custom else root / "tasks"
 

@@ -189,6 +189,29 @@ def test_two_clones_record_the_same_bytes_and_check_each_other(
     assert project.snapshots(second / snapshots) == recorded
 
 
+@pytest.mark.parametrize("folder", ["site-packages", "my-dist-packages-work"])
+def test_a_clone_under_a_folder_named_like_site_packages_is_still_the_project(
+    project: EvalProject, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, folder: str
+) -> None:
+    """Installed code is told by a `site-packages` folder below the project, never above it:
+    a clone that sits under one (or under a folder whose name holds the word) records the same
+    bytes as any clone, its helpers and data among its inputs, and a helper's edit is seen."""
+    source = write_rich_project(pytester.path / "source")
+    plain, odd = pytester.path / "plain", pytester.path / folder / "clone"
+    shutil.copytree(source, plain)
+    shutil.copytree(source, odd)
+    snapshots = Path("tasks", "__snapshots__")
+    run_in(project, monkeypatch, plain, "0", "--snapshot-update").assert_outcomes(passed=1)
+    run_in(project, monkeypatch, odd, "0", "--snapshot-update").assert_outcomes(passed=1)
+    recorded = project.snapshots(odd / snapshots)
+    assert recorded == project.snapshots(plain / snapshots)
+    text = next(iter(recorded.values())).decode("utf-8")
+    assert "\ntasks/_helpers.py\n" in text and "\ntasks/data/demo/main/test.jsonl\n" in text
+    helpers = odd / "tasks" / "_helpers.py"
+    helpers.write_text(helpers.read_text(encoding="utf-8").replace(".lower()", ".upper()"))
+    run_in(project, monkeypatch, odd, "0").assert_outcomes(failed=1)
+
+
 JSON_TASK = """\
 import os
 
