@@ -7,8 +7,9 @@ the clone is an error that says how to fetch it: CI checkouts are shallow by def
 from __future__ import annotations
 
 import os
+import re
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import EvalTaskError
@@ -121,7 +122,8 @@ def commit_of(top: Path, ref: str) -> str:
 
 @dataclass(frozen=True)
 class FilesAt:
-    """The files of one folder at one commit."""
+    """The snapshot files of one folder at one commit, and those of folders that held
+    snapshots at that commit and no longer exist (the folder was moved or renamed since)."""
 
     ref: str
     commit: str
@@ -129,35 +131,81 @@ class FilesAt:
     """The folder relative to the repository's top, POSIX."""
     files: dict[str, bytes]
     """File name -> content."""
+    moved: dict[str, str] = field(default_factory=dict)
+    """File name -> the folder (POSIX, from the top) it was in at the commit, for the files
+    found in a folder that no longer exists rather than in `folder`."""
 
     def where(self, name: str) -> str:
         """How a message names a file: `tasks/__snapshots__/x.txt at origin/main`."""
-        return f"{self.folder}/{name} at {self.ref}" if self.folder else f"{name} at {self.ref}"
+        folder = self.moved.get(name, self.folder)
+        return f"{folder}/{name} at {self.ref}" if folder else f"{name} at {self.ref}"
+
+
+SNAPSHOT_FILE = re.compile(r".+--[0-9a-f]{8}\.txt")
+"""A snapshot file's name (`storage.snapshot_filename`)."""
 
 
 def files_at(top: Path, ref: str, folder: Path) -> FilesAt:
-    """Every file directly in `folder` at revision `ref`, read in one batch."""
+    """Every file directly in `folder` at revision `ref`, read in one batch; and every
+    snapshot file of a folder that held snapshots at `ref` but no longer exists, under a name
+    `folder` did not hold at `ref` (the folder was moved, renamed, or reached through a new
+    symlink since: the reviewed record is still the one judged against)."""
     commit = commit_of(top, ref)
     try:
         relative = folder.resolve().relative_to(top.resolve()).as_posix()
     except ValueError:
         raise GitError(f"{folder} is not inside the git repository at {top}") from None
     prefix = "" if relative == "." else relative
+    objects = _blobs_in(top, commit, prefix)
+    moved: dict[str, str] = {}
+    for gone, found in _gone_folders(top, commit, prefix, folder.resolve()):
+        for name, oid in found:
+            if name not in objects:
+                objects[name] = oid
+                moved[name] = gone
+    contents = _read_blobs(top, list(objects.values()))
+    return FilesAt(ref, commit, prefix, dict(zip(objects, contents, strict=True)), moved)
+
+
+def _blobs_in(top: Path, commit: str, prefix: str) -> dict[str, str]:
+    """The files directly in one folder at a commit (name -> object id); none when it did
+    not exist then."""
     try:
         listing = run_git(top, "ls-tree", "-z", f"{commit}:{prefix}" if prefix else commit)
     except GitError:
-        listing = b""  # the folder did not exist at that revision: no file is recorded there
-    objects: list[tuple[str, str]] = []
+        return {}  # the folder did not exist at that revision: no file is recorded there
+    objects: dict[str, str] = {}
     for entry in listing.split(b"\0"):
-        if not entry:
-            continue
         meta, _, name = entry.partition(b"\t")
         parts = meta.split()
         if len(parts) == 3 and parts[1] == b"blob":
-            objects.append((name.decode("utf-8", "surrogateescape"), parts[2].decode()))
-    contents = _read_blobs(top, [oid for _, oid in objects])
-    names = [name for name, _ in objects]
-    return FilesAt(ref, commit, prefix, dict(zip(names, contents, strict=True)))
+            objects[name.decode("utf-8", "surrogateescape")] = parts[2].decode()
+    return objects
+
+
+def _gone_folders(
+    top: Path, commit: str, prefix: str, current: Path
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The folders (other than `prefix`) that held snapshot files at a commit and are not in
+    the working tree now, or now lead to `current` (a symlink in their place), each with its
+    snapshot files (name, object id), in path order. A folder that still exists elsewhere is
+    another project's (or another setting's) and is left alone."""
+    listing = run_git(top, "ls-tree", "-r", "-z", commit)
+    folders: dict[str, list[tuple[str, str]]] = {}
+    for entry in listing.split(b"\0"):
+        meta, _, raw = entry.partition(b"\t")
+        parts = meta.split()
+        path = raw.decode("utf-8", "surrogateescape")
+        parent, _, name = path.rpartition("/")
+        if len(parts) != 3 or parts[1] != b"blob" or parent == prefix:
+            continue
+        if SNAPSHOT_FILE.fullmatch(name):
+            folders.setdefault(parent, []).append((name, parts[2].decode()))
+    return [
+        (name, found)
+        for name, found in sorted(folders.items())
+        if not (top / name).is_dir() or (top / name).resolve() == current
+    ]
 
 
 def _read_blobs(top: Path, oids: list[str]) -> list[bytes]:

@@ -93,6 +93,32 @@ def test_a_partial_run_cannot_be_judged_against_the_base(main: EvalProject, wher
     assert ("addopts" in message) is (where == "addopts")
 
 
+@pytest.mark.parametrize("how", ["ini", "renamed task folder", "symlink"])
+def test_moving_the_snapshot_folder_cannot_launder_a_change(main: EvalProject, how: str) -> None:
+    """The reviewed record is found where it was at the base: the snapshot folder moved by an
+    ini setting, renamed with its task folder, or reached through a symlink, in the same
+    change as an unversioned prompt change re-recorded in the new place."""
+    root = main.root
+    args = ["--evaltasks", SUB]
+    if how == "ini":
+        git(root, "mv", "tasks/__snapshots__", "snaps")
+        main.pytester.makeini("[pytest]\nevaltasks_snapshot_dir = snaps\n")
+    elif how == "renamed task folder":
+        git(root, "mv", "tasks", "evals")
+        args.append("--evaltasks-dir=evals")
+    else:
+        git(root, "mv", "tasks/__snapshots__", "kept")
+        os.symlink(root / "kept", root / "tasks" / "__snapshots__")
+    tasks = root / ("evals" if how == "renamed task folder" else "tasks")
+    module = tasks / "demo.py"
+    module.write_text(module.read_text(encoding="utf-8").replace("EDITED = set()", "EDITED = {2}"))
+    main.run(*args, "--snapshot-update", "--evaltasks-allow-unversioned").assert_outcomes(passed=1)
+    result = main.run(*args, "--evaltasks-base=main")
+    result.assert_outcomes(failed=1)
+    failure = main.failures(result)
+    assert "changed since main without a version bump" in failure
+
+
 def test_a_deleted_snapshot_is_still_checked_under_all(main: EvalProject) -> None:
     main.run("--evaltasks", "all", "--snapshot-update")  # every other task recorded too
     main.snapshot(SUB).unlink()
