@@ -104,6 +104,20 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
             _opened(_sqlite_file(args[0]))
     elif event == "socket.__new__":
         connections.add("a socket")
+    elif event in _PROCESSES:
+        _opened(UNSEEN, absolute=True)
+
+
+_PROCESSES = frozenset(
+    {"subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec", "os.fork",
+     "os.forkpty", "os.startfile"}
+)  # fmt: skip
+"""Audit events of the process starting another (a subprocess, a pool's worker, a fork):
+what that process reads is never seen here."""
+
+UNSEEN = "<another process: its reads are not seen>"
+"""The input a task's code has when it started another process: not a file, but the mark
+that what it read cannot be known (a changed-only run always checks such a task)."""
 
 
 connections: set[str] = set()
@@ -155,9 +169,10 @@ def _sqlite_file(database: Any) -> Any:
     return None if database in ("", ":memory:") else database
 
 
-def _opened(path: Any) -> None:
-    """A file opened: every active recorder's, and the innermost project code file's."""
-    opened = _absolute_path(path)
+def _opened(path: Any, absolute: bool = False) -> None:
+    """A file opened: every active recorder's, and the innermost project code file's
+    (`absolute`: `path` is kept as it is, as `UNSEEN` is)."""
+    opened = path if absolute else _absolute_path(path)
     if opened is None:
         return
     for recorder in _active:
@@ -381,6 +396,10 @@ def reach_of(
         path, imported = stack.pop()
         if path in done:
             continue
+        if path == UNSEEN:
+            reach.project.add(path)
+            done.add(path)
+            continue
         place = _place(path, base, stdlib)
         if place == "outside" and not imported:
             continue  # a file opened outside the project is not kept (see `Reach.outside`)
@@ -426,6 +445,8 @@ def _installed_top(path: str) -> str | None:
 def recorded_input(path: str, root: Path) -> str:
     """An input as a snapshot records it: relative to the root, with `/` separators; a listed
     folder keeps its trailing `/`."""
+    if path == UNSEEN:
+        return path
     shown = Path(os.path.relpath(path, root)).as_posix()
     return shown + "/" if path.endswith(os.sep) else shown
 

@@ -32,6 +32,9 @@ LIGHTEVAL = "lighteval"
 
 IDS = "ids run from 0; labels are split/id when a task has several evaluation splits"
 
+INPUTS_VARIABLE = "evaltasks_inputs"
+"""A task module's list of the files it reads unseen (`LightevalModules.declared_inputs`)."""
+
 
 class LightevalModules:
     """The task modules of a registry's lighteval-style folders and custom task files."""
@@ -237,7 +240,7 @@ class LightevalModules:
 
         task = Task(self.task_config(entry), data_dir=data_dir, request=request)
         rendered = DocsRendered.of(task, task.build(run.max_samples), IDS)
-        rendered.inputs = task.source.declared_inputs()
+        rendered.inputs = task.source.declared_inputs() | self.declared_inputs(entry)
         if rendered.inputs or task.source.local_dir is None:
             rendered.caches = dataset_caches()
         return rendered
@@ -270,6 +273,24 @@ class LightevalModules:
             files = {*loaded.opened, str(loaded.path.resolve())}
             loaded.read = (str(within), frozenset(inputs_of(modules, files, within)))
         return loaded.read[1]
+
+    def declared_inputs(self, entry: Entry) -> set[str]:
+        """The files the task's module declares it reads where no file open can be seen (a
+        C reader such as pyarrow's, another process): `evaltasks_inputs = ["data/*.parquet"]`,
+        paths or patterns relative to the module's folder."""
+        from .rows import declared_inputs
+
+        declared = getattr(self.module_of(entry), INPUTS_VARIABLE, None)
+        if declared is None:
+            return set()
+        if isinstance(declared, str):
+            declared = [declared]
+        if not isinstance(declared, (list, tuple)) or not all(isinstance(p, str) for p in declared):
+            raise TaskConfigError(
+                f"task {entry.name!r}: {INPUTS_VARIABLE} in {entry.origin} must be a list of "
+                f"paths or glob patterns relative to the module's folder, not {declared!r}"
+            )
+        return declared_inputs(str(Path(entry.origin).parent), list(declared))
 
     def slice_plan(self, entry: Entry, request: TaskRequest, data_dir: Path) -> SliceSource:
         """The slice folder of the task's data source, holding nothing yet."""

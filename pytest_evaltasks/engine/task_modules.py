@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib.machinery
 import importlib.util
 import io
 import logging
@@ -144,8 +145,22 @@ def _private_package(directory: Path, name: str | None = None) -> str:
     if name not in sys.modules:
         package = types.ModuleType(name)
         package.__path__ = [str(resolved)]
+        # a spec, as an imported package has, so `importlib.resources.files(__package__)` and
+        # other spec readers find the folder's files
+        folder = [str(resolved)]
+        loader = importlib.machinery.NamespaceLoader(name, folder, _no_spec)
+        spec = importlib.machinery.ModuleSpec(name, loader, is_package=True)
+        spec.submodule_search_locations = folder
+        package.__spec__ = spec
+        package.__loader__ = loader
+        package.__package__ = name
         sys.modules[name] = package
     return name
+
+
+def _no_spec(name: str, path: object) -> None:
+    """A task folder's package never looks for more folders of itself."""
+    return None
 
 
 def load_module(path: Path, name: str) -> LoadedModule:

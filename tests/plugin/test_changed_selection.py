@@ -282,6 +282,55 @@ def test_a_file_added_that_matches_a_data_files_glob(project: EvalProject, patte
     assert_caught(project, "globbed|0")
 
 
+UNSEEN_READS = {
+    "a subprocess": (
+        "import os, subprocess\n"
+        'WORDS = os.path.join(os.path.dirname(__file__), "..", "words.csv")\n'
+        'PREFIX = subprocess.run(["cat", WORDS], capture_output=True, text=True).stdout'
+        '.split()[-1]'
+    ),
+    "a process pool's worker": (
+        "import multiprocessing, os\n"
+        'WORDS = os.path.join(os.path.dirname(__file__), "..", "words.csv")\n'
+        "def read(path):\n"
+        "    with open(path) as stream:\n"
+        "        return stream.read().split()[-1]\n"
+        'with multiprocessing.get_context("fork").Pool(1) as pool:\n'
+        "    PREFIX = pool.apply(read, (WORDS,))"
+    ),
+    "pandas": (
+        "import os, pandas\n"
+        'WORDS = os.path.join(os.path.dirname(__file__), "..", "words.csv")\n'
+        'PREFIX = str(pandas.read_csv(WORDS)["p"][0])'
+    ),
+    "pyarrow, declared": (
+        "import os, pyarrow.csv\n"
+        'WORDS = os.path.join(os.path.dirname(__file__), "..", "words.csv")\n'
+        'PREFIX = pyarrow.csv.read_csv(WORDS).column("p")[0].as_py()\n'
+        'evaltasks_inputs = ["../words.csv"]'
+    ),
+    "importlib.resources": (
+        "import importlib.resources\n"
+        'PREFIX = importlib.resources.files(__package__).joinpath("words.txt").read_text()'
+    ),
+}
+
+
+@pytest.mark.subprocess  # a fork of a fresh interpreter, as a user's run has
+@pytest.mark.parametrize("reader", list(UNSEEN_READS.values()), ids=list(UNSEEN_READS))
+def test_a_project_file_read_where_opens_are_not_seen(project: EvalProject, reader: str) -> None:
+    """Read through another process, a C reader (declared by `evaltasks_inputs`), pandas or
+    `importlib.resources`: a change to the file still selects the task (another process: the
+    task is always selected, its reads cannot be known)."""
+    write(project.root / "words.csv", "p\nQ:\n")
+    write(project.root / "tasks" / "words.txt", "Q: ")
+    task_module(project, "unseen", "prefix = PREFIX + ' '", imports=reader)
+    commit_recorded(project)
+    write(project.root / "words.csv", "p\nQuestion:\n")
+    write(project.root / "tasks" / "words.txt", "Question: ")
+    assert_caught(project, "unseen|0")
+
+
 def test_a_data_folder_that_is_a_tracked_symlink(project: EvalProject) -> None:
     real = project.root / "shared_data" / "demo" / "main"
     data = project.root / "tasks" / "data" / "demo" / "main"

@@ -79,6 +79,17 @@ def test_prompt_function_error_is_one_clear_message(project: EvalProject) -> Non
     assert project.snapshot("solo|0").exists()
 
 
+def test_a_wrongly_typed_inputs_declaration_is_one_clear_message(project: EvalProject) -> None:
+    project.write_tasks('name="declared"', module="declared", header="evaltasks_inputs = 3")
+    result = project.run("--evaltasks", "declared,solo", "--snapshot-update")
+    result.assert_outcomes(passed=1, failed=1)
+    failure = project.failures(result)
+    assert "task 'declared': evaltasks_inputs in" in failure
+    assert "declared.py must be a list of paths or glob patterns" in failure
+    assert "not 3" in failure
+    assert not project.snapshot("declared|0").exists()
+
+
 def test_corrupted_snapshot_is_reported_and_never_overwritten(project: EvalProject) -> None:
     """An unreadable snapshot cannot be compared, so recording over it would bypass the gate."""
     project.run("--evaltasks", "mytask:sub", "--snapshot-update").assert_outcomes(passed=1)
