@@ -143,7 +143,8 @@ def test_shown_docs_quote_every_line_and_stop_at_docs_shown(tmp_path: Path) -> N
     assert "--- prompt (plain text) ---\n| Q: train" in text
     assert "\n|\n| Q: train" in text  # the blank line between blocks stays visible
     assert list(shown_blocks(text)) == [
-        label for label, _ in snapshot_of(make_project(tmp_path)).rendered.docs[:2]  # type: ignore[attr-defined]
+        label
+        for label, _ in snapshot_of(make_project(tmp_path)).rendered.docs[:2]  # type: ignore[attr-defined]
     ]
 
 

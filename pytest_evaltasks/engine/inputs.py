@@ -62,6 +62,8 @@ def installed_file(path: str, project: str | None = None) -> bool:
         if path == base or path.startswith(base + os.sep):
             path = path[len(base) :]
     return not _INSTALLED.isdisjoint(path.split(os.sep))
+
+
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 """This package's own folder: its code reads data for a task, but is not the task's code."""
 

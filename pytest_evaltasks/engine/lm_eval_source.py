@@ -708,8 +708,10 @@ def _lint_doc(
     ]
     joins = [(c, [k]) for c, k in pairs if isinstance(c, str) and isinstance(k, str)]
     rolling = bool(requests) and requests[0].get("type") == "loglikelihood_rolling"
-    blank = not rolling and bool(contexts) and not any(
-        isinstance(c, str) and c.strip() for c in contexts
+    blank = (
+        not rolling
+        and bool(contexts)
+        and not any(isinstance(c, str) and c.strip() for c in contexts)
     )
     continuations = [k for _, k in pairs]
     single_context = len(set(map(repr, contexts))) <= 1

@@ -283,6 +283,4 @@ def make_sources(task_dirs: Sequence[Path], setup: SourceSetup) -> list[TaskSour
         by_kind.setdefault(source_kind_of(directory), []).append(directory)
     if setup.custom_tasks:
         by_kind.setdefault(DEFAULT_KIND, [])
-    return [
-        kind_named(name).make(by_kind[name], setup) for name in SOURCE_KINDS if name in by_kind
-    ]
+    return [kind_named(name).make(by_kind[name], setup) for name in SOURCE_KINDS if name in by_kind]

@@ -80,9 +80,7 @@ def meant_root(config: pytest.Config) -> tuple[Path, str | None]:
     if meant == root:
         return root, None
     missed = [name for name in CONFIG_FILES if (meant / name).is_file()]
-    unread = (
-        f"; pytest read no ini file, so {missed[0]} was not read either" if missed else ""
-    )
+    unread = f"; pytest read no ini file, so {missed[0]} was not read either" if missed else ""
     return meant, (
         f"root {meant} (pytest's rootdir {root} came from the value {values[0]!r} of an "
         f"evaltasks option written after a space; write the option as --option=VALUE to keep "

@@ -29,7 +29,6 @@ RESULTS_PROBLEMS = "evaltasks-results-problems"
 REPORT_PROBLEMS = "evaltasks-report-problems"
 
 
-
 class EvalTasksSession:
     """One session's tasks: the hooks of a run that checks them, delegating to the layers."""
 

@@ -73,8 +73,7 @@ def show(
             if (position < selection.count if not selection.ids else label in selection.ids)
         ]
         lines.append(
-            f"=== {request.label}: {len(chosen)} of {len(labels)} docs "
-            f"(version {rendered.version})"
+            f"=== {request.label}: {len(chosen)} of {len(labels)} docs (version {rendered.version})"
         )
         missing = [ident for ident in selection.ids if ident not in {c[1] for c in chosen}]
         if missing:

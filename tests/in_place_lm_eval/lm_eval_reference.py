@@ -163,9 +163,9 @@ def reference_tasks(
     unique = list({id(instance): instance for instance in sent}.values())
     by_task: dict[str, dict[int, list[Any]]] = {}
     for instance in unique:
-        by_task.setdefault(str(instance.task_name), {}).setdefault(
-            int(instance.doc_id), []
-        ).append(instance)
+        by_task.setdefault(str(instance.task_name), {}).setdefault(int(instance.doc_id), []).append(
+            instance
+        )
     found: dict[str, list[Doc]] = {}
     for task, by_doc in by_task.items():
         drawn_per_doc = calls.get(task, [])

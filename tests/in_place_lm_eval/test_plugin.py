@@ -239,12 +239,14 @@ def test_show_prints_the_requests_and_touches_no_snapshot(pytester: pytest.Pytes
     result = run(pytester, "--evaltasks", "quiz|1", "--evaltasks-show=1",
                  "--evaltasks-chat-template=chatml")  # fmt: skip
     assert result.ret == 0
-    result.stdout.fnmatch_lines([
-        "=== quiz|1: 1 of 4 docs (version 1.0)",
-        "[doc 1 of 4] id=0",
-        "--- context (chat template chatml) ---",
-        "| <|im_start|>user",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "=== quiz|1: 1 of 4 docs (version 1.0)",
+            "[doc 1 of 4] id=0",
+            "--- context (chat template chatml) ---",
+            "| <|im_start|>user",
+        ]
+    )
     assert not (tasks / "__snapshots__").exists()
 
 

@@ -287,7 +287,7 @@ UNSEEN_READS = {
         "import os, subprocess\n"
         'WORDS = os.path.join(os.path.dirname(__file__), "..", "words.csv")\n'
         'PREFIX = subprocess.run(["cat", WORDS], capture_output=True, text=True).stdout'
-        '.split()[-1]'
+        ".split()[-1]"
     ),
     "a process pool's worker": (
         "import multiprocessing, os\n"
