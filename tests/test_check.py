@@ -97,14 +97,14 @@ class Builds:
         self._fresh_of = fresh_of or (lambda seed: here())
         self.other_seed = other_seed
         self.fresh_calls: list[int] = []
-        self.legacy_asked: list[bool] = []
+        self.older_asked: list[tuple[int, ...]] = []
 
     def here(self) -> Built:
         return self._here()
 
-    def fresh(self, hash_seed: int, docs_shown: int, legacy: bool = True) -> Built:
+    def fresh(self, hash_seed: int, docs_shown: int, older: tuple[int, ...] = ()) -> Built:
         self.fresh_calls.append(hash_seed)
-        self.legacy_asked.append(legacy)
+        self.older_asked.append(older)
         return self._fresh_of(hash_seed)
 
 
@@ -190,12 +190,12 @@ def test_a_partial_run_never_records_a_new_snapshot(project: Project) -> None:
     ("edit", "says"),
     [
         pytest.param(
-            lambda t: t.replace("snapshot, format 3", "snapshot, format 4"),
+            lambda t: t.replace("snapshot, format 4", "snapshot, format 5"),
             "written by a newer pytest-evaltasks",
             id="newer-format",
         ),
         pytest.param(
-            lambda t: t.replace("snapshot, format 3", "snapshot, format 2"),
+            lambda t: t.replace("snapshot, format 4", "snapshot, format 2"),
             "edited by hand",
             id="older-format-label",
         ),
@@ -346,7 +346,14 @@ def test_an_unreadable_base_is_named_and_the_working_copy_still_judged(project: 
 def _format_2(built: BuiltSnapshot) -> str:
     """The file format 2 wrote for this build (its hashing and header kept in format_v2)."""
     text = layout(built.facts_in(2), 3, [built.block(p) for p in range(3)])
-    return text.replace("snapshot, format 3", "snapshot, format 2")
+    return text.replace("snapshot, format 4", "snapshot, format 2")
+
+
+def _format_3(built: BuiltSnapshot) -> str:
+    """The file format 3 wrote for this build (its identities: `format_3_identities`)."""
+    text = layout(built.facts_in(3), 3, [built.block(p) for p in range(3)])
+    assert text.startswith("# pytest-evaltasks snapshot, format 3\n")
+    return text
 
 
 def test_a_format_2_file_is_migrated_when_its_content_is_verified(project: Project) -> None:
@@ -357,7 +364,7 @@ def test_a_format_2_file_is_migrated_when_its_content_is_verified(project: Proje
     update = run(project, old, update=True)
     assert update.outcome is Outcome.FORMAT and update.passes
     assert update.write is not None and update.write.startswith(
-        "# pytest-evaltasks snapshot, format 3"
+        "# pytest-evaltasks snapshot, format 4"
     )
 
 
@@ -368,21 +375,69 @@ def test_a_format_2_file_cannot_launder_a_change(project: Project) -> None:
     assert decision.outcome is Outcome.UNVERSIONED and decision.write is None
 
 
-def test_fresh_builds_hash_in_format_2_only_for_a_format_2_record(project: Project) -> None:
-    """Format 2's facts cost a second hashing of every doc: a fresh process is asked for them
-    only when a record it is judged against is in that format."""
-    old = _format_2(project.build())
+OWN_METRIC = """
+import dataclasses
+
+
+def scored(pred, gold):
+    return float(pred.strip() == gold.strip())
+
+
+@dataclasses.dataclass
+class Metric:
+    metric_name: str
+    sample_level_fn: object
+    category: str = "GENERATIVE"
+"""
+
+
+def _with_own_metric(project: Project, edit: tuple[str, str] = ("", "")) -> None:
+    """The task scored by a metric function of its own module (digested by its code)."""
+    path = project.root / "tasks" / "capitals.py"
+    head, _, rest = path.read_text(encoding="utf-8").partition("\nPREFIX")
+    rest = rest.replace("metrics=[Metrics.exact_match]", 'metrics=[Metric("em", scored)]')
+    path.write_text(head + OWN_METRIC.replace(*edit) + "\nPREFIX" + rest, encoding="utf-8")
+
+
+def test_a_format_3_file_is_migrated_when_its_content_is_verified(project: Project) -> None:
+    """Format 3 digested own code by its bytecode (another digest under each Python): its
+    files are verified with its own identities, then rewritten."""
+    _with_own_metric(project)
+    built = project.build()
+    assert built.facts_in(3).task["metrics"] != built.facts.task["metrics"]
+    old = _format_3(built)
+    compare = run(project, old)
+    assert compare.outcome is Outcome.FORMAT and not compare.passes
+    assert "its content is verified unchanged" in compare.headline
+    update = run(project, old, update=True)
+    assert update.outcome is Outcome.FORMAT and update.passes
+    assert update.write == built.text(3)
+
+
+def test_a_format_3_file_cannot_launder_a_scoring_change(project: Project) -> None:
+    _with_own_metric(project)
+    old = _format_3(project.build())
+    _with_own_metric(project, (".strip() ==", ".strip().lower() =="))
+    decision = run(project, old, update=True)
+    assert decision.outcome is Outcome.UNVERSIONED and decision.write is None
+    assert "metrics" in decision.headline
+
+
+def test_fresh_builds_give_older_facts_only_for_a_record_in_that_format(project: Project) -> None:
+    """Older formats' facts cost work (format 2 hashes every doc again): a fresh process is
+    asked for them only when a record it is judged against is in that format."""
+    old, previous = _format_2(project.build()), _format_3(project.build())
     current = record(project)
     project.write(prefix="Capital city of ")
-    for text, wanted in ((old, True), (current, False)):
+    for text, wanted in ((old, (2,)), (previous, (3,)), (current, ())):
         builds = Builds(project.build)
         run(project, text, update=True, builds=builds)
         assert builds.fresh_calls, "a change is rebuilt in a fresh process"
-        assert set(builds.legacy_asked) == {wanted}
+        assert set(builds.older_asked) == {wanted}
 
 
 def test_format_1_is_refused_as_unverifiable(project: Project) -> None:
-    text = record(project).replace("snapshot, format 3", "snapshot, format 1")
+    text = record(project).replace("snapshot, format 4", "snapshot, format 1")
     decision = run(project, text, update=True)
     assert decision.outcome is Outcome.UNREADABLE and decision.write is None
     assert "cannot verify" in decision.headline

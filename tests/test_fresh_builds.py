@@ -24,25 +24,28 @@ def test_the_reply_lays_out_the_builds_own_text(spec: str, docs_shown: int) -> N
     registry = Registry([TASKS], data_dir=TASKS / "data")
     (task,) = registry.load(spec)
     built = build_snapshot(DocsRendered.of(task, task.build()), RunSettings(), root=TASKS.parent)
-    reply = json.loads(json.dumps(reply_of(built, docs_shown, ["a finding"], True)))
+    reply = json.loads(json.dumps(reply_of(built, docs_shown, ["a finding"], [2, 3])))
     fresh = _from_json(reply, docs_shown)
     assert fresh.text(docs_shown) == built.text(docs_shown)
     assert fresh.shown_text(docs_shown) == built.shown_text(docs_shown)
+    assert fresh.facts_in(4) == built.facts_in(4)
     assert fresh.facts_in(3) == built.facts_in(3)
     assert fresh.facts_in(2).hash_text == built.facts_in(2).hash_text
     assert fresh.facts_in(2).format_version == built.facts_in(2).format_version
     assert fresh.lint == ["a finding"]
     assert "text" not in reply  # the doc hashes cross the pipe once
-    assert ("hashes" in reply["legacy"]) == (
-        built.facts_in(2).hash_text != built.facts_in(3).hash_text
+    assert ("hashes" in reply["older"]["2"]) == (
+        built.facts_in(2).hash_text != built.facts_in(4).hash_text
     )
+    assert "hashes" not in reply["older"]["3"]  # format 3 hashes docs as format 4 does
 
 
-def test_a_reply_not_asked_for_format_2_has_no_format_2_facts() -> None:
+def test_a_reply_not_asked_for_older_formats_has_no_facts_in_them() -> None:
     registry = Registry([TASKS], data_dir=TASKS / "data")
     (task,) = registry.load("arc:easy|3")
     built = build_snapshot(DocsRendered.of(task, task.build()), RunSettings(), root=TASKS.parent)
-    fresh = _from_json(json.loads(json.dumps(reply_of(built, 2, [], False))), 2)
-    assert fresh.legacy is None and fresh.facts_in(3) == built.facts_in(3)
-    with pytest.raises(FreshBuildError, match="format 2"):
-        fresh.facts_in(2)
+    fresh = _from_json(json.loads(json.dumps(reply_of(built, 2, [], []))), 2)
+    assert fresh.older == {} and fresh.facts_in(4) == built.facts_in(4)
+    for older in (2, 3):
+        with pytest.raises(FreshBuildError, match=f"format {older}"):
+            fresh.facts_in(older)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_evaltasks.plugin.git import GIT_DISCOVERY_VARIABLES, checkout_top
+from pytest_evaltasks.engine.checkout import GIT_DISCOVERY_VARIABLES, checkout_top
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

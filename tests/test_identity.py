@@ -11,8 +11,10 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -617,14 +619,42 @@ def test_relative_path_text(tmp_path: Path) -> None:
     (root / "data").mkdir(parents=True)
     assert relative_path_text(str(root / "data" / "x.json"), root) == "data/x.json"
     assert relative_path_text(str(root), root) == "."
-    assert relative_path_text(str(tmp_path / "other" / "x"), root) == str(tmp_path / "other" / "x")
-    assert relative_path_text(str(tmp_path / "proj2" / "x"), root) == str(tmp_path / "proj2" / "x")
+    assert relative_path_text("/srv/elsewhere/x", root) == "/srv/elsewhere/x"
+    assert relative_path_text("/srv/elsewhere", root) == "/srv/elsewhere"
     assert relative_path_text("data/x.json", root) == "data/x.json"
     assert relative_path_text("Question: /x", root) == "Question: /x"
     assert relative_path_text(str(root / "data"), None) == str(root / "data")
     link = tmp_path / "link"
     link.symlink_to(root, target_is_directory=True)
     assert relative_path_text(str(link / "data"), root) == "data"
+
+
+def test_paths_under_home_or_the_temporary_folder_are_named_as_machine_dependent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`~/...` and `$TMPDIR/...`: the same record for every user and machine; the project's
+    own paths stay relative to the root even inside those folders."""
+    records = set()
+    for user in ("alice", "bob"):
+        home = tmp_path / user / "home"
+        temporary = home / "tmp"  # the deeper folder names the path
+        root = home / "project"
+        for folder in (temporary, root):
+            folder.mkdir(parents=True)
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+        value = {
+            "data": str(home / "datasets" / "x.json"),
+            "scratch": temporary / "run" / "y.json",
+            "own": str(root / "data" / "z.json"),
+        }
+        text = identity_text(value, root)
+        assert str(tmp_path) not in text
+        records.add(text)
+    assert records == {
+        '{"data":"~/datasets/x.json","own":"data/z.json",'
+        '"scratch":{"__path__":"$TMPDIR/run/y.json"}}'
+    }
 
 
 def test_paths_inside_the_root_are_recorded_relative(tmp_path: Path) -> None:
@@ -662,3 +692,117 @@ def test_a_copied_module_under_another_path_is_not_confused_with_the_original(
     first = load(write(tmp_path / "tasks", "one.py", source))
     second = load(write(tmp_path / "tasks", "two.py", source))
     assert identity_text(first.prompt, tmp_path) != identity_text(second.prompt, tmp_path)
+
+
+# -- the same under every Python ----------------------------------------------------------------
+
+VERSIONED_MODULE = '''\
+import functools
+
+
+def twice(fn):
+    return fn
+
+
+@twice
+def score(pred, gold, *, weight=2):
+    """A docstring."""
+    parts = [word.lower() for word in pred.split() if word]
+    label = f"{gold!r:>10} and {weight}"
+    return sum(len(p) for p in parts) + len(label), (lambda x: x + 1)(weight)
+
+
+PAIR = (lambda a: a + 1, lambda b: b * 2)
+
+
+class Scorer:
+    def __call__(self, pred: str) -> dict:
+        return {k: v for k, v in zip("ab", (pred, pred))}
+
+
+METRIC = {"fn": score, "pair": PAIR, "scorer": Scorer(), "partial": functools.partial(score)}
+'''
+
+DIGEST_SCRIPT = """\
+import importlib, sys, types
+from pathlib import Path
+repo, project = sys.argv[1], Path(sys.argv[2])
+for name in ("pytest_evaltasks", "pytest_evaltasks.snapshot", "pytest_evaltasks.engine"):
+    package = types.ModuleType(name)  # the package's own imports need its dependencies
+    package.__path__ = [str(Path(repo, *name.split(".")))]
+    sys.modules[name] = package
+identity = importlib.import_module("pytest_evaltasks.snapshot.identity")
+sys.path.insert(0, str(project))
+import scoring_module
+print(identity.identity_digest(scoring_module.METRIC, project))
+"""
+
+
+def _other_pythons() -> list[str]:
+    """Interpreters of other Python minor versions (3.11 and later) on this machine."""
+    candidates = [shutil.which(f"python3.{minor}") for minor in range(11, 16)]
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"), "versions")
+    candidates += [str(path) for path in sorted(pyenv.glob("3.*/bin/python3"))]
+    found: dict[str, str] = {}
+    for candidate in candidates:
+        if candidate is None:
+            continue
+        script = "import sys; print(sys.version_info[:2] >= (3, 11), sys.version_info[1])"
+        probe = subprocess.run([candidate, "-c", script], capture_output=True, text=True)
+        words = probe.stdout.split()
+        if probe.returncode == 0 and words[:1] == ["True"] and int(words[1]) != sys.version_info[1]:
+            found.setdefault(words[1], candidate)
+    return sorted(found.values())
+
+
+def test_an_identity_is_the_same_under_every_python_minor_version(tmp_path: Path) -> None:
+    """Own code is digested by its source, not its bytecode (which 3.11, 3.12 and 3.13 compile
+    differently): a record made under one Python holds under another."""
+    others = _other_pythons()
+    if not others:
+        pytest.skip("no interpreter of another Python minor version (3.11+) on this machine")
+    (tmp_path / "scoring_module.py").write_text(VERSIONED_MODULE, encoding="utf-8")
+    repo = str(Path(__file__).resolve().parents[1])
+    digests = {}
+    for python in [sys.executable, *others]:
+        done = subprocess.run(
+            [python, "-c", DIGEST_SCRIPT, repo, str(tmp_path)],
+            capture_output=True, text=True, check=False, env={**os.environ, "PYTHONPATH": ""},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        digests[python] = done.stdout.strip()
+    assert len(set(digests.values())) == 1, digests
+
+
+def test_an_edit_of_own_code_changes_its_digest_and_a_reformat_does_not(tmp_path: Path) -> None:
+    module = tmp_path / "scoring_module.py"
+
+    def digest(text: str) -> str:
+        module.write_text(text, encoding="utf-8")
+        name = f"scoring_module_{len(sys.modules)}"
+        spec = importlib.util.spec_from_file_location(name, module)
+        assert spec is not None and spec.loader is not None
+        loaded = importlib.util.module_from_spec(spec)
+        sys.modules[name] = loaded  # a class's module must be found, as an import's is
+        try:
+            spec.loader.exec_module(loaded)
+            return identity_digest(loaded.METRIC, tmp_path)
+        finally:
+            del sys.modules[name]
+
+    base = digest(VERSIONED_MODULE)
+    reformatted = VERSIONED_MODULE.replace("return fn", "return fn  # unchanged").replace(
+        "PAIR = (lambda a: a + 1, lambda b: b * 2)",
+        "PAIR = (\n    lambda a: a + 1,\n    lambda b: b * 2,\n)",
+    )
+    assert digest(reformatted) == base
+    for old, new in [
+        ("word.lower()", "word.upper()"),
+        ("lambda b: b * 2", "lambda b: b * 3"),
+        ("(lambda x: x + 1)", "(lambda x: x + 2)"),
+        ("@twice\n", ""),
+        ("weight=2", "weight=3"),
+        ('zip("ab"', 'zip("ba"'),
+    ]:
+        assert old in VERSIONED_MODULE
+        assert digest(VERSIONED_MODULE.replace(old, new)) != base, (old, new)

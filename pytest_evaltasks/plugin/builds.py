@@ -107,9 +107,8 @@ class FreshBuild:
     its file is laid out here as that process would have laid it out."""
 
     facts: SnapshotFacts
-    legacy: SnapshotFacts | None
-    """The same build's facts in format 2 (to verify a format-2 file); None when not asked
-    for."""
+    older: dict[int, SnapshotFacts]
+    """The same build's facts in the older formats asked for (to verify files in them)."""
     size: int
     partial: bool
     docs_shown: int
@@ -122,9 +121,11 @@ class FreshBuild:
         """The facts in the format a record was written in."""
         if format_version == self.facts.format_version:
             return self.facts
-        if self.legacy is None:
-            raise FreshBuildError("format 2's facts were not asked of the fresh process")
-        return self.legacy
+        if format_version not in self.older:
+            raise FreshBuildError(
+                f"format {format_version}'s facts were not asked of the fresh process"
+            )
+        return self.older[format_version]
 
     def text(self, docs_shown: int) -> str:
         """The whole file, laid out as the fresh process would have, for the docs shown that
@@ -188,11 +189,11 @@ class FreshBuilds:
         hash_seed: int,
         docs_shown: int,
         rendering: Rendering,
-        legacy: bool,
+        older: tuple[int, ...],
     ) -> FreshBuild:
         """`label` built in a fresh process under `hash_seed` with `rendering` (a new process
-        on every call for the same label, rendering and seed); with `legacy`, format 2's facts
-        too (hashing every doc once more)."""
+        on every call for the same label, rendering and seed); its facts in the `older`
+        formats too (format 2's hash every doc once more)."""
         asked = (label, rendering.key, hash_seed)
         attempt = self._asked.get(asked, 0)
         self._asked[asked] = attempt + 1
@@ -208,7 +209,7 @@ class FreshBuilds:
                 "docs_shown": docs_shown,
                 "run": _run_json(rendering.run),
                 "template": None if rendering.template is None else asdict(rendering.template),
-                "legacy": legacy,
+                "older": list(older),
             }
         )
         if "error" in found:
@@ -350,18 +351,20 @@ def _facts_from(data: dict[str, Any]) -> SnapshotFacts:
 
 
 def reply_of(
-    built: BuiltSnapshot, docs_shown: int, lint: list[str], legacy: bool
+    built: BuiltSnapshot, docs_shown: int, lint: list[str], older: list[int]
 ) -> dict[str, Any]:
     """What a fresh process sends back for one build: its facts, the docs shown in full and
     its lint findings. The file's text is not sent: it is laid out again from the facts and the
     docs shown (`FreshBuild.text`), so a large task's doc hashes cross the pipe once."""
     facts = _facts_json(built.facts)
-    old = _facts_json(built.facts_in(2)) if legacy else None
-    if old is not None and old["hashes"] == facts["hashes"]:  # as they are unless a doc holds
-        del old["hashes"]  # a mapping or an image path: the receiver takes format 3's
+    formats: dict[str, dict[str, Any]] = {}
+    for version in older:
+        formats[str(version)] = old = _facts_json(built.facts_in(version))
+        if old["hashes"] == facts["hashes"]:  # as they are unless format 2 hashes a doc
+            del old["hashes"]  # differently: the receiver takes the current ones
     return {
         "facts": facts,
-        "legacy": old,
+        "older": formats,
         "size": built.size,
         "partial": built.partial,
         "blocks": built.shown_blocks(docs_shown),
@@ -374,7 +377,10 @@ def _from_json(data: dict[str, Any], docs_shown: int) -> FreshBuild:
     facts = _facts_from(data["facts"])
     return FreshBuild(
         facts=facts,
-        legacy=None if data["legacy"] is None else _facts_from({**data["facts"], **data["legacy"]}),
+        older={
+            int(version): _facts_from({**data["facts"], **old})
+            for version, old in data["older"].items()
+        },
         size=data["size"],
         partial=data["partial"],
         docs_shown=docs_shown,
@@ -408,7 +414,7 @@ class _ChildBuilder:
         docs_shown: int,
         run_json: dict[str, Any],
         template: dict[str, str] | None,
-        legacy: bool,
+        older: list[int],
     ) -> dict[str, Any]:
         """One task's facts, docs shown and lint findings, or the error that stopped it."""
         from ..engine.chat_template import ChatTemplate
@@ -433,7 +439,7 @@ class _ChildBuilder:
                 if self.job.lint
                 else []
             )
-            return reply_of(built, docs_shown, lint, legacy)
+            return reply_of(built, docs_shown, lint, older)
         except (EvalTaskError, KeyError, TypeError, ValueError) as exc:
             return {"error": f"{type(exc).__name__}: {exc}".split("\n")[0]}
 
@@ -456,7 +462,7 @@ def main() -> None:
             request["docs_shown"],
             request["run"],
             request["template"],
-            request["legacy"],
+            request["older"],
         )
         json.dump(result, out)  # written a value at a time: a large task's reply is never
         out.write("\n")  # one string, let alone two (the text and the text with its newline)

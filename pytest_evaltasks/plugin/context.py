@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ..engine.checkout import project_folder
 from ..errors import EvalTaskError
 from .destinations import check_destinations
-from .startup import build_registry, plan_of, project_folder, renderings_of, wanted_names
+from .startup import build_registry, plan_of, renderings_of, wanted_names
 
 if TYPE_CHECKING:
     from ..engine.registry import Registry

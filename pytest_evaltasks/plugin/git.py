@@ -6,12 +6,12 @@ the clone is an error that says how to fetch it: CI checkouts are shallow by def
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..engine.checkout import existing_folder
 from ..errors import EvalTaskError
 
 
@@ -39,69 +39,8 @@ def run_git(cwd: Path, *args: str, data: bytes | None = None) -> bytes:
 
 def toplevel(path: Path) -> Path:
     """The top folder of the git checkout holding `path`."""
-    start = _existing(path)
+    start = existing_folder(path)
     return Path(run_git(start, "rev-parse", "--show-toplevel").decode().strip())
-
-
-GIT_DISCOVERY_VARIABLES = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_CEILING_DIRECTORIES",
-    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
-)
-"""Environment variables that change where git finds a checkout: with any of them set, git
-itself is asked."""
-
-
-def checkout_top(path: Path) -> Path | None:
-    """The top folder of the git checkout holding `path`, found as git finds it, without
-    starting git (every run asks, before its first item); None outside a checkout.
-
-    The nearest folder upward with a `.git` that is a repository or a link to one (a
-    `gitdir:` file: a worktree or a submodule), on the same file system as `path`, as git
-    searches by default; a `.git` file that links nowhere ends the search, as in git.
-    """
-    if any(name in os.environ for name in GIT_DISCOVERY_VARIABLES):
-        try:
-            return toplevel(path)
-        except GitError:
-            return None
-    folder = _existing(path).resolve()
-    device = folder.stat().st_dev
-    while True:
-        found = _git_entry(folder / ".git")
-        if found is not None:
-            return folder if found else None
-        parent = folder.parent
-        if parent == folder or parent.stat().st_dev != device:
-            return None
-        folder = parent
-
-
-def _git_entry(entry: Path) -> bool | None:
-    """What git makes of a `.git`: True for a repository folder (`HEAD` and `objects`) or a
-    `gitdir:` file naming a folder with a `HEAD` (a worktree's or a submodule's); False for
-    any other file, which git refuses rather than looking further up; None for no entry, or
-    a folder that is no repository, which git passes over."""
-    try:
-        if entry.is_dir():
-            return True if (entry / "HEAD").is_file() and (entry / "objects").is_dir() else None
-        with entry.open("rb") as file:
-            text = file.read(4096).decode("utf-8", "replace")
-    except OSError:
-        return None
-    if not text.startswith("gitdir: "):
-        return False
-    target = entry.parent / text[len("gitdir: ") :].strip()  # an absolute path stays as it is
-    return (target / "HEAD").is_file()
-
-
-def _existing(path: Path) -> Path:
-    """`path` if it is a folder, else the nearest existing folder above it."""
-    start = path if path.is_dir() else path.parent
-    while not start.exists() and start != start.parent:
-        start = start.parent
-    return start
 
 
 def commit_of(top: Path, ref: str) -> str:

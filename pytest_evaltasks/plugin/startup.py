@@ -96,20 +96,13 @@ class _ReadOnlyCache:
 
 def _save_index(cache: Any, registry: Registry, root: Path) -> None:
     """Record what this run imported, for the next run's selection."""
+    from ..engine.checkout import project_folder
     from ..engine.module_index import ModuleIndex, environment_key, updated
 
     index = ModuleIndex.from_json(cache.get(INDEX_KEY, None))
     fresh = updated(index, registry, project_folder(root), environment_key())
     if fresh.records != index.records:
         cache.set(INDEX_KEY, fresh.to_json())
-
-
-def project_folder(root: Path) -> Path:
-    """Where the project's files live: the git checkout holding the root (a monorepo's helpers
-    may sit beside it), else the root itself."""
-    from .git import checkout_top
-
-    return checkout_top(root) or root
 
 
 def listed_names(selector: str) -> list[str] | None:

@@ -244,6 +244,7 @@ class BuiltSnapshot:
         )
         recorded = {**settings.recorded(), **form.settings()}
         self.facts = recorded_facts(header, recorded, hashes, hash_seed, inputs)
+        self._made = (label, hash_seed, inputs)
 
     @property
     def size(self) -> int:
@@ -264,7 +265,19 @@ class BuiltSnapshot:
         """These facts as an older format records them (to verify a file in that format)."""
         if format_version == FORMAT_VERSION:
             return self.facts
+        if format_version == 3:
+            return self._format_3()
         return self.form.legacy() or self.facts
+
+    def _format_3(self) -> SnapshotFacts:
+        """Format 3's facts: the same docs, with identities as format 3 made them."""
+        from .identity import format_3_identities
+
+        label, hash_seed, inputs = self._made
+        with format_3_identities():
+            header = self.form.header(label)
+            settings = {**self.settings.recorded(), **self.form.settings()}
+        return recorded_facts(header, settings, self.facts.hash_text, hash_seed, inputs, 3)
 
     def label(self, position: int) -> str:
         """The doc's label as recorded."""

@@ -81,10 +81,10 @@ class Builds(Protocol):
         """Build the task in this process."""
         ...
 
-    def fresh(self, hash_seed: int, docs_shown: int, legacy: bool) -> Built:
+    def fresh(self, hash_seed: int, docs_shown: int, older: tuple[int, ...]) -> Built:
         """Build the task in a fresh process (each call a new one) under `hash_seed`; raises
-        `FreshBuildError` when that process cannot build it. Without `legacy` the build need
-        not give format 2's facts (no record to verify is in that format)."""
+        `FreshBuildError` when that process cannot build it. The build gives its facts in the
+        `older` formats too (the records to verify are in them), and need not in others."""
         ...
 
     @property
@@ -155,12 +155,15 @@ class _State:
     """A change since the base under a greater version: passes, and is reported."""
 
 
-def _legacy(state: _State) -> bool:
-    """Whether a record the build is judged against is in format 2 (verified in its hashing)."""
-    return any(
-        record is not None and record.facts.format_version < 3
+def _older(state: _State) -> tuple[int, ...]:
+    """The older formats of the records the build is judged against: a fresh process gives
+    its facts in each too, to verify them."""
+    found = {
+        record.facts.format_version
         for record in (state.working, state.base)
-    )
+        if record is not None and record.facts.format_version != FORMAT_VERSION
+    }
+    return tuple(sorted(found))
 
 
 def check(
@@ -191,7 +194,7 @@ def check(
     shown = _docs_shown(state)
     seed = _recorded_seed(state)
     try:
-        built = builds.fresh(seed, shown, _legacy(state)) if seed is not None else builds.here()
+        built = builds.fresh(seed, shown, _older(state)) if seed is not None else builds.here()
     except FreshBuildError as exc:
         return _fail(state, Outcome.NONDETERMINISTIC, f"{label}: {exc}", [])
     if _changed(state, built):
@@ -248,7 +251,7 @@ def _docs_shown(state: _State) -> int:
 def _recorded_seed(state: _State) -> int | None:
     """The hash seed the record says the task is built under, if any."""
     for recorded in (state.working, state.base):
-        if recorded is not None and recorded.facts.format_version == FORMAT_VERSION:
+        if recorded is not None and recorded.facts.format_version >= 3:
             return recorded.facts.hash_seed
     return None
 
@@ -307,7 +310,7 @@ def _reproducible(
                 "on each build, so no snapshot can hold its prompts.",
             )
         try:
-            elsewhere = builds.fresh(builds.other_seed, shown, _legacy(state))
+            elsewhere = builds.fresh(builds.other_seed, shown, _older(state))
         except FreshBuildError as exc:
             return _nondeterministic(state, str(exc), "")
         if not _same_build(built.facts, elsewhere.facts):
@@ -316,9 +319,9 @@ def _reproducible(
     else:
         pinned = first
     try:
-        repeat = builds.fresh(RECORD_SEED, shown, _legacy(state))
+        repeat = builds.fresh(RECORD_SEED, shown, _older(state))
         if pinned is None:
-            pinned, repeat = repeat, builds.fresh(RECORD_SEED, shown, _legacy(state))
+            pinned, repeat = repeat, builds.fresh(RECORD_SEED, shown, _older(state))
     except FreshBuildError as exc:
         return _nondeterministic(state, str(exc), "")
     differ = _same_build(pinned.facts, repeat.facts)
@@ -435,7 +438,7 @@ def _against_base(state: _State, base: Recorded, built: Built) -> Decision | Non
             headline,
             report=failure_report(
                 Verdict(Outcome.REVIEWED, headline, docs=verdict.docs, fields=verdict.fields),
-                normalise(base.text) if old.format_version == FORMAT_VERSION else None,
+                normalise(base.text) if old.format_version >= 3 else None,
                 built.text(old.docs_shown),
                 built.block_of,
                 state.mode.verbosity,
@@ -461,7 +464,7 @@ def _against_base(state: _State, base: Recorded, built: Built) -> Decision | Non
     headline = f"{state.label}: changed since {ref} {why}: {what}; {refused}{fix}"
     report = failure_report(
         Verdict(Outcome.BASE, headline, docs=verdict.docs, fields=verdict.fields),
-        normalise(base.text) if old.format_version == FORMAT_VERSION else None,
+        normalise(base.text) if old.format_version >= 3 else None,
         built.text(old.docs_shown),
         built.block_of,
         state.mode.verbosity,
@@ -634,7 +637,7 @@ def _finish(
         return Decision(verdict.outcome, True, verdict.headline, warnings=tuple(warnings), **common)
     old_text = (
         normalise(working.text)
-        if working is not None and old is not None and old.format_version == FORMAT_VERSION
+        if working is not None and old is not None and old.format_version >= 3
         else None
     )
     report = failure_report(

@@ -44,11 +44,12 @@ if TYPE_CHECKING:
 
     from ..engine.task import Task, TaskResult
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 """Bump when anything that goes into the file or a hash changes; never a prompt change."""
 
-READABLE_FORMATS = (2, 3)
-"""Formats whose content this version can verify (format 2 through `format_v2`)."""
+READABLE_FORMATS = (2, 3, 4)
+"""Formats whose content this version can verify: format 2 through `format_v2`, format 3 with
+its identities (`identity.format_3_identities`: bytecode digests, only the root's code own)."""
 
 DEFAULT_DOCS_SHOWN = 3
 
@@ -253,13 +254,14 @@ def recorded_facts(
     hashes: str,
     hash_seed: int | None,
     inputs: Iterable[str],
+    format_version: int = FORMAT_VERSION,
 ) -> SnapshotFacts:
-    """The facts of a run as format 3 records them: the `[doc hashes]` text (in label order,
-    see `fingerprinted`), inputs sorted."""
+    """The facts of a run as format 3 and later record them: the `[doc hashes]` text (in label
+    order, see `fingerprinted`), inputs sorted."""
     if hash_seed is not None:
         header = _with_hash_seed(header, hash_seed)
     return SnapshotFacts(
-        format_version=FORMAT_VERSION,
+        format_version=format_version,
         task=header,
         settings=settings,
         layout={},

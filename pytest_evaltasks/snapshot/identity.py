@@ -22,15 +22,17 @@ methods, builtins, modules) and `_ObjectIdentity` (classes and objects). `_EXACT
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import hashlib
-import json
 import logging
 import math
 import os
 import re
 import sys
 import sysconfig
+import tempfile
 import types
 import weakref
 from collections import defaultdict
@@ -39,14 +41,16 @@ from enum import Enum
 from pathlib import Path, PurePath
 from typing import Any
 
+from .code_digest import DIGEST_SIZE, bytecode_digest, canonical_json, source_digest
+
 MAX_DEPTH = 100
 """Levels of nesting an identity follows; deeper is an error, never a `RecursionError`."""
 
 SMALL_ARRAY = 10_000
 """Arrays of at most this many elements are recorded by value, larger ones by digest."""
 
-DIGEST_SIZE = 16
-"""Hex digits of `identity_digest` and of the code digests inside identities."""
+_FORMAT_3: contextvars.ContextVar[bool] = contextvars.ContextVar("format_3", default=False)
+"""Whether identities are made as format 3 made them (`format_3_identities`)."""
 
 _PRIVATE = "_evaltasks_"
 _PRIVATE_NAME = re.compile(r"_evaltasks_[0-9a-f]+(?:\.|$)")
@@ -104,6 +108,18 @@ class UnidentifiableValue(TypeError):
         self.path = path
 
 
+@contextlib.contextmanager
+def format_3_identities() -> Iterator[None]:
+    """Identities as format 3 made them, to verify a file in that format: code digested by
+    its bytecode (which differs between Python versions), only code inside the root the
+    project's own, paths outside the root as written."""
+    token = _FORMAT_3.set(True)
+    try:
+        yield
+    finally:
+        _FORMAT_3.reset(token)
+
+
 def identity(value: Any, root: Path | None = None, path: str = "value") -> Any:
     """JSON-able structure (dicts with str keys, lists, str, int, float, bool, None).
 
@@ -133,28 +149,107 @@ def identity_digest(value: Any, root: Path | None = None, path: str = "value") -
 
 
 def relative_path_text(text: str, root: Path | None) -> str:
-    """An absolute path inside `root` as a POSIX path relative to it; any other string unchanged.
-    Used for hf_data_files / hf_repo values built from __file__."""
+    """An absolute path as a record names it, the same in every clone and on every machine:
+    inside `root` as a POSIX path relative to it (`hf_data_files` built from `__file__`),
+    elsewhere in the project's checkout relative to `root` too (`../shared/data.json`), under
+    the home or temporary folder as `~/...` or `$TMPDIR/...` (named as machine-dependent);
+    any other string unchanged."""
     if root is None or not _looks_absolute(text):
         return text
-    if not root.is_absolute():
-        root = Path(os.path.abspath(root))
+    return _path_text(text, _absolute(root), _project(root))
+
+
+def _path_text(text: str, root: Path, project: str | None) -> str:
+    """`relative_path_text` for a known project folder; None: as format 3 named paths (only
+    those inside `root`, relative)."""
+    inside = _in_root(text, root)
+    if inside is not None:
+        return inside
+    if project is None:
+        return text
+    beside = _in_project(text, root, project)
+    if beside is not None:
+        return beside
+    return _machine_path(text)
+
+
+def _in_root(text: str, root: Path) -> str | None:
+    """`text` relative to `root` (POSIX; `.` for root itself) when it names a path inside it,
+    written under root or reaching it through a symlink."""
     for base in _root_forms(root):
         if text == base:
             return "."
         if text.startswith(base) and text[len(base)] in _SEPARATORS:
             return text[len(base) + 1 :].replace(os.sep, "/") or "."
+    relative = _real_relative(text, _root_forms(root)[-1])
+    return None if relative is None or relative.split("/")[0] == os.pardir else relative
+
+
+def _in_project(text: str, root: Path, project: str) -> str | None:
+    """`text` relative to `root` (`../libs/x.py`) when the project's checkout holds it, as
+    written or resolved."""
+    resolved_root = _root_forms(root)[-1]
+    for form in (os.path.normpath(text), _resolved(text)):
+        if form is not None and form.startswith(project + os.sep):
+            return os.path.relpath(form, resolved_root).replace(os.sep, "/")
+    return None
+
+
+def _real_relative(text: str, base: str) -> str | None:
+    """`text`, resolved, relative to the resolved folder `base` (POSIX), if it exists."""
+    resolved = _resolved(text)
+    if resolved is None:
+        return None
+    try:
+        return os.path.relpath(resolved, base).replace(os.sep, "/")
+    except ValueError:  # another drive
+        return None
+
+
+def _resolved(text: str) -> str | None:
+    """An existing path with its symlinks resolved; None for anything else."""
     if len(text) > 4096 or "\n" in text or "\0" in text:
-        return text
-    try:  # an existing path that reaches root through a symlink
-        if not os.path.exists(text):
-            return text
-        relative = os.path.relpath(os.path.realpath(text), _root_forms(root)[-1])
+        return None
+    try:
+        return os.path.realpath(text) if os.path.exists(text) else None
     except (OSError, ValueError):
-        return text
-    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
-        return text
-    return relative.replace(os.sep, "/")
+        return None
+
+
+def _machine_path(text: str) -> str:
+    """A path under the home or the temporary folder, named by the variable that places it;
+    any other path as written."""
+    for variable, base in _machine_folders():
+        if text.startswith(base) and text[len(base) : len(base) + 1] in _SEPARATORS:
+            return variable + text[len(base) :].replace(os.sep, "/")
+    return text
+
+
+def _machine_folders() -> list[tuple[str, str]]:
+    """(`~` or `$TMPDIR`, folder) for the home and temporary folders, as written and resolved,
+    the deepest first (a temporary folder inside the home folder is named as temporary)."""
+    found: list[tuple[str, str]] = []
+    for variable, folder in (("~", os.path.expanduser("~")), ("$TMPDIR", tempfile.gettempdir())):
+        if not os.path.isabs(folder):
+            continue
+        for form in {os.path.normpath(folder), os.path.realpath(folder)}:
+            if form != os.sep:
+                found.append((variable, form))
+    return sorted(found, key=lambda item: -len(item[1]))
+
+
+def _absolute(root: Path) -> Path:
+    return root if root.is_absolute() else Path(os.path.abspath(root))
+
+
+def _project(root: Path) -> str | None:
+    """The resolved folder of the checkout holding `root` (else `root`), or None while format
+    3 identities are asked for."""
+    if _FORMAT_3.get():
+        return None
+    from ..engine.checkout import project_folder
+
+    return os.path.realpath(project_folder(_absolute(root)))
 
 
 _SEPARATORS = frozenset({os.sep, os.altsep or os.sep})
@@ -182,8 +277,10 @@ def _installed_roots() -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=8192)
-def _owned_file(filename: str, root: Path) -> str | None:
-    """`filename` relative to `root` (POSIX) when it is the project's own source, else None.
+def _owned_file(filename: str, root: Path, project: str | None) -> str | None:
+    """`filename` relative to `root` (POSIX) when it is the project's own source, else None:
+    inside `root`, or elsewhere in the project's checkout (a monorepo's scoring code beside
+    the root directory); `project` None: inside `root` only, as format 3 had it.
 
     A file under `site-packages` or the stdlib is installed code even inside `root` (an
     in-project `.venv`): its identity must not change with the project's own edits.
@@ -191,8 +288,10 @@ def _owned_file(filename: str, root: Path) -> str | None:
     if not filename or filename.startswith("<") or not os.path.isabs(filename):
         return None
     normalized = os.path.normpath(filename)
-    relative = relative_path_text(normalized, root)
-    if relative in (normalized, "."):
+    relative = _in_root(normalized, root)
+    if relative is None and project is not None:
+        relative = _in_project(normalized, root, project)
+    if relative is None or relative == ".":
         return None
     parts = relative.split("/")
     if "site-packages" in parts or "dist-packages" in parts:
@@ -229,10 +328,7 @@ def _is_sunder(name: str) -> bool:
     return len(name) > 2 and name[0] == name[-1] == "_" and name[1] != "_" and name[-2] != "_"
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
-    )
+_dumps = canonical_json
 
 
 def _digest(text: str) -> str:
@@ -244,48 +340,7 @@ def _float(value: float) -> Any:
     return value if math.isfinite(value) else {"__float__": repr(value)}
 
 
-_CODE_DIGESTS: weakref.WeakKeyDictionary[types.CodeType, str] = weakref.WeakKeyDictionary()
 _CODE_NAMES: weakref.WeakKeyDictionary[types.CodeType, frozenset[str]] = weakref.WeakKeyDictionary()
-
-
-def _code_digest(code: types.CodeType) -> str:
-    """A digest of what a code object does: bytecode, constants, names, argument layout.
-
-    Not its file name, line numbers, qualified name or position tables: moving a function or
-    cloning the project elsewhere keeps the digest; editing the body changes it. Code objects
-    are immutable, so the digest is kept for the life of the code object.
-    """
-    cached = _CODE_DIGESTS.get(code)
-    if cached is None:
-        parts = [
-            code.co_argcount,
-            code.co_posonlyargcount,
-            code.co_kwonlyargcount,
-            code.co_flags,
-            list(code.co_names),
-            list(code.co_varnames),
-            list(code.co_freevars),
-            list(code.co_cellvars),
-            code.co_code.hex(),
-            code.co_exceptiontable.hex(),
-            [_constant(item) for item in code.co_consts],
-        ]
-        cached = _digest(_dumps(parts))
-        _CODE_DIGESTS[code] = cached
-    return cached
-
-
-def _constant(value: Any) -> Any:
-    """A code constant, with nested code digested and frozensets sorted (hash order varies)."""
-    if isinstance(value, types.CodeType):
-        return ["code", _code_digest(value)]
-    if isinstance(value, str):
-        return value
-    if isinstance(value, tuple):
-        return ["tuple", [_constant(item) for item in value]]
-    if isinstance(value, frozenset):
-        return ["frozenset", sorted(_dumps(_constant(item)) for item in value)]
-    return [type(value).__name__, repr(value)]
 
 
 def _code_names(code: types.CodeType) -> frozenset[str]:
@@ -373,14 +428,20 @@ class _Walker:
     """One identity computation: the path being followed (for cycles, and the depth limit), the
     plain values, and one part per other job (code, objects), each recursing through it."""
 
-    __slots__ = ("code", "depth", "objects", "on_path", "root")
+    __slots__ = ("code", "code_digest", "depth", "objects", "on_path", "project", "root")
 
     def __init__(self, root: Path | None) -> None:
-        self.root = root if root is None or root.is_absolute() else Path(os.path.abspath(root))
+        self.root = root if root is None else _absolute(root)
+        self.project = None if root is None else _project(root)
+        self.code_digest = bytecode_digest if _FORMAT_3.get() else source_digest
         self.depth = 0
         self.on_path: dict[int, int] = {}
         self.code = _CodeIdentity(self)
         self.objects = _ObjectIdentity(self)
+
+    def owned_file(self, filename: str) -> str | None:
+        """`_owned_file` for this call's root and project."""
+        return None if self.root is None else _owned_file(filename, self.root, self.project)
 
     def close(self) -> None:
         """Let go of the parts, which hold the walker: the call's caches are freed when it
@@ -462,7 +523,7 @@ class _Walker:
     def text(self, value: str) -> str:
         """A string; an absolute path inside root, or a private package name, made portable."""
         if value[:1] in _SEPARATORS or value[1:2] == ":":
-            return relative_path_text(value, self.root)
+            return value if self.root is None else _path_text(value, self.root, self.project)
         if value.startswith(_PRIVATE):
             match = _PRIVATE_NAME.match(value)
             if match is not None:
@@ -510,7 +571,7 @@ class _Walker:
     def pure_path(self, value: Any, path: str) -> Any:
         text = str(value)
         if value.is_absolute():
-            relative = relative_path_text(text, self.root)
+            relative = text if self.root is None else _path_text(text, self.root, self.project)
             if relative != text:
                 return {"__path__": relative}
         return {"__path__": value.as_posix()}
@@ -563,7 +624,7 @@ class _CodeIdentity:
         out: dict[str, Any] = {"__function__": location}
         inner = self.walker.walk if owned else self.walker.lenient
         if owned:
-            out["code"] = _code_digest(fn.__code__)
+            out["code"] = self.walker.code_digest(fn.__code__)
             references = self.references(fn, path)
             if references:
                 out["globals"] = _digest(_dumps(references))
@@ -600,7 +661,7 @@ class _CodeIdentity:
         project's own, so that its code digest is recorded."""
         filename = fn.__code__.co_filename
         qualname = getattr(fn, "__qualname__", None) or fn.__name__
-        relative = _owned_file(filename, self.walker.root) if self.walker.root is not None else None
+        relative = self.walker.owned_file(filename)
         if relative is not None:
             return f"{relative}:{qualname}", True
         module = getattr(fn, "__module__", None)
@@ -766,7 +827,7 @@ class _CodeIdentity:
         return {"__object__": "types:UnionType", "args": self.walker.sequence(value.__args__, path)}
 
     def code_object(self, value: Any, path: str) -> Any:
-        return {"__code__": _code_digest(value)}
+        return {"__code__": self.walker.code_digest(value)}
 
     def module(self, value: Any, path: str) -> Any:
         return {"__module__": self.module_location(value)[0]}
@@ -774,8 +835,8 @@ class _CodeIdentity:
     def module_location(self, module: Any) -> tuple[str, bool]:
         """A module's relative path when it is the project's own, else its (public) name."""
         filename = getattr(module, "__file__", None)
-        if isinstance(filename, str) and self.walker.root is not None:
-            relative = _owned_file(filename, self.walker.root)
+        if isinstance(filename, str):
+            relative = self.walker.owned_file(filename)
             if relative is not None:
                 return relative, True
         name = getattr(module, "__name__", None)
@@ -803,9 +864,7 @@ class _ObjectIdentity:
         qualname = getattr(cls, "__qualname__", cls.__name__)
         holder = sys.modules.get(module) if isinstance(module, str) else None
         filename = getattr(holder, "__file__", None)
-        relative = None
-        if isinstance(filename, str) and self.walker.root is not None:
-            relative = _owned_file(filename, self.walker.root)
+        relative = self.walker.owned_file(filename) if isinstance(filename, str) else None
         if relative is not None:
             location, owned = f"{relative}:{qualname}", True
         else:

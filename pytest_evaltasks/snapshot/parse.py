@@ -224,9 +224,9 @@ def _check_agreement(facts: SnapshotFacts, declared: int, fingerprint: dict[str,
     if list(facts.inputs) != sorted(set(facts.inputs)):
         raise _edited("its [inputs] are not sorted, or list a file twice")
     total = facts.total_docs
-    if facts.format_version == FORMAT_VERSION and total != declared:
+    if facts.format_version >= 3 and total != declared:
         raise _edited(f"its [task] says docs: {facts.task.get('docs')}, but it hashes {declared}")
-    if facts.format_version != FORMAT_VERSION and (total is None or total < declared):
+    if facts.format_version < 3 and (total is None or total < declared):
         raise _edited(f"its [task] says docs: {facts.task.get('docs')}, but it hashes {declared}")
     found = _FINGERPRINT.fullmatch(fingerprint.get("content", ""))
     if found is None or found.group(1) != facts.fingerprint():

@@ -12,7 +12,9 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import os
 import pkgutil
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -277,3 +279,59 @@ def test_save_data_slices_a_dataset_into_the_data_root(pytester: pytest.Pytester
     run(pytester, "--evaltasks", "local", "--snapshot-update").assert_outcomes(passed=1)
     (snapshot,) = (tasks / "__snapshots__").glob("local-0--*.txt")
     assert "docs: 3\n" in snapshot.read_text()  # the slice is what later runs read
+
+
+LOCAL_JSON_TASK = """\
+task: localjson
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {files}
+output_type: multiple_choice
+test_split: test
+doc_to_text: "{{{{q}}}}"
+doc_to_target: "{{{{answer}}}}"
+doc_to_choice: ["a", "b"]
+metadata:
+  version: 1.0
+"""
+
+
+def _pytest_in(folder: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """pytest in `folder`, in a fresh interpreter, with `cache` as the datasets cache."""
+    env = {**os.environ, "HF_DATASETS_CACHE": str(cache), "HF_DATASETS_OFFLINE": "1",
+           "HF_HUB_OFFLINE": "1"}  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *QUIET, *args],
+        cwd=folder, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("files", ["evaldata/test.jsonl", "evaldata/*.jsonl"])
+def test_a_local_json_record_made_with_a_warm_cache_holds_in_a_cold_clone(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, files: str
+) -> None:
+    """`dataset_kwargs.data_files` are the task's inputs whatever the datasets cache holds: a
+    record made with a warm cache passes in a clone at another path with a cold one, and a
+    changed row fails there."""
+    root = pytester.path / "project"
+    write(root / "pytest.ini", "[pytest]\n")
+    write(root / "tasks" / "localjson.yaml", LOCAL_JSON_TASK.format(files=files))
+    rows = [{"q": f"question {i}", "answer": i % 2} for i in range(4)]
+    data = root / "evaldata" / "test.jsonl"
+    write(data, "".join(json.dumps(row) + "\n" for row in rows))
+    warm = tmp_path_factory.mktemp("warm-cache")
+    _pytest_in(root, warm, "--evaltasks", "localjson")  # fills the cache (a new task: it fails)
+    recorded = _pytest_in(root, warm, "--evaltasks", "localjson", "--snapshot-update")
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    (snapshot,) = (root / "tasks" / "__snapshots__").glob("localjson-*.txt")
+    assert "\nevaldata/test.jsonl\n" in snapshot.read_text(encoding="utf-8")
+    clone = tmp_path_factory.mktemp("elsewhere") / "clone"
+    shutil.copytree(root, clone, ignore=shutil.ignore_patterns("__pycache__"))
+    fresh = _pytest_in(clone, tmp_path_factory.mktemp("cold-cache"), "--evaltasks", "localjson")
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    rows[2]["q"] = "question 2, changed"
+    write(clone / "evaldata" / "test.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    changed = _pytest_in(clone, tmp_path_factory.mktemp("another"), "--evaltasks", "localjson")
+    assert changed.returncode == 1
+    assert "1 of 4 docs changed (id 2)" in changed.stdout

@@ -283,3 +283,72 @@ def test_a_record_made_with_a_warm_datasets_cache_holds_in_a_cold_clone(
     changed = pytest_in(clone, tmp_path_factory.mktemp("another-cache"), "--evaltasks", "jsonrows")
     assert changed.returncode == 1
     assert "1 of 4 docs changed (id 2)" in changed.stdout
+
+
+SCORING = """\
+def exact(pred, gold):
+    return float(pred.strip() == gold.strip())
+"""
+
+MONOREPO_TASK = """\
+import dataclasses
+
+from pytest_evaltasks import Doc, LightevalTaskConfig
+from scoring import exact
+
+
+@dataclasses.dataclass
+class Metric:
+    metric_name: str
+    sample_level_fn: object
+    category: str = "GENERATIVE"
+
+
+def prompt(line, task_name):
+    return Doc(query="Q: " + line["q"], choices=[" yes", " no"], gold_index=line["label"])
+
+
+TASKS_TABLE = [
+    LightevalTaskConfig(name="mono", prompt_function=prompt, hf_repo="demo", hf_subset="main",
+                        metrics=[Metric("em", exact)], evaluation_splits=["test"], version=0)
+]
+"""
+
+
+def test_scoring_code_beside_the_root_in_a_monorepo_is_the_projects_own(
+    project: EvalProject, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A metric whose function lives in the checkout but outside the root directory (a
+    monorepo's `libs/`): editing its body is a scoring change the gate refuses without a
+    version bump, and two clones at two paths record the same bytes."""
+    records = []
+    for name in ("repo-a", "deep/repo-b"):
+        repo = pytester.path / name
+        evals = repo / "evals"
+        (repo / "libs").mkdir(parents=True)
+        (repo / "libs" / "scoring.py").write_text(SCORING, encoding="utf-8")
+        (evals / "tasks" / "data" / "demo" / "main").mkdir(parents=True)
+        (evals / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        (evals / "conftest.py").write_text(
+            "import os, sys\n"
+            "sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'libs'))\n",
+            encoding="utf-8",
+        )
+        (evals / "tasks" / "mono.py").write_text(MONOREPO_TASK, encoding="utf-8")
+        (evals / "tasks" / "data" / "demo" / "main" / "test.jsonl").write_text(
+            "".join(f'{{"q": "question {i}", "label": {i % 2}}}\n' for i in range(3)),
+            encoding="utf-8",
+        )
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        monkeypatch.chdir(evals)
+        project.run("--evaltasks", "mono", "--snapshot-update").assert_outcomes(passed=1)
+        records.append(project.snapshots(evals / "tasks" / "__snapshots__"))
+    assert records[0] == records[1]
+    scoring = pytester.path / "repo-a" / "libs" / "scoring.py"
+    scoring.write_text(SCORING.replace(".strip() ==", ".strip().lower() =="), encoding="utf-8")
+    monkeypatch.chdir(pytester.path / "repo-a" / "evals")
+    failed = project.run("--evaltasks", "mono")
+    failed.assert_outcomes(failed=1)
+    failure = project.failures(failed)
+    assert "task fields changed (metrics)" in failure
+    assert "its version is still 0" in failure
