@@ -245,11 +245,15 @@ def _absolute(root: Path) -> Path:
 def _project(root: Path) -> str | None:
     """The resolved folder of the checkout holding `root` (else `root`), or None while format
     3 identities are asked for."""
-    if _FORMAT_3.get():
-        return None
+    return None if _FORMAT_3.get() else _project_folder(_absolute(root))
+
+
+@functools.lru_cache(maxsize=64)
+def _project_folder(root: Path) -> str:
+    """`_project`, found once per root in a process (a few file checks up the tree)."""
     from ..engine.checkout import project_folder
 
-    return os.path.realpath(project_folder(_absolute(root)))
+    return os.path.realpath(project_folder(root))
 
 
 _SEPARATORS = frozenset({os.sep, os.altsep or os.sep})
