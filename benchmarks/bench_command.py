@@ -35,9 +35,9 @@ def pytest_command(data_dir: Path, snapshot_dir: Path, *extra: str) -> list[str]
     """The user's command, pointed at the benchmark data and snapshots."""
     return [
         sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--evaltasks", SPEC,
-        f"--evaltasks-dir={TASKS_DIR}", f"--evaltasks-data={data_dir}",
-        f"--evaltasks-snapshot-dir={snapshot_dir}", *extra,
-    ]  # fmt: skip
+        "--evaltasks-dir", str(TASKS_DIR), "--evaltasks-data", str(data_dir),
+        "--evaltasks-snapshot-dir", str(snapshot_dir), *extra,
+    ]  # fmt: skip  (the space-separated form users type: it must not move the root)
 
 
 def trivial_command(folder: Path, *extra: str) -> list[str]:
