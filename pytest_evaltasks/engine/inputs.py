@@ -121,6 +121,28 @@ UNSEEN = "<another process: its reads are not seen>"
 """The input a task's code has when it started another process: not a file, but the mark
 that what it read cannot be known (a changed-only run always checks such a task)."""
 
+NATIVE = "<a native reader: its reads are not seen>"
+"""The input of project code that imports a reader whose file opens happen in native code
+(`NATIVE_READERS`) and does not declare the files it reads (`evaltasks_inputs`)."""
+
+UNSEEN_REASONS = {
+    UNSEEN: "its code started another process, whose reads are not seen",
+    NATIVE: (
+        "its code imports a reader whose file opens are not seen (declare the files in "
+        "evaltasks_inputs)"
+    ),
+}
+"""Why a task whose inputs hold a mark is checked by every changed-only run."""
+
+NATIVE_READERS = frozenset(
+    {"pyarrow", "polars", "duckdb", "h5py", "tables", "fastparquet", "netCDF4", "lance", "zarr"}
+)
+"""Top-level packages whose readers open files in native code, unseen by the audit hook
+(pandas opens through Python, and is seen)."""
+
+DECLARED_INPUTS = "evaltasks_inputs"
+"""A module-level list of the files a module reads unseen (paths or globs relative to it)."""
+
 
 connections: set[str] = set()
 """The kinds of connection the process has opened since the hook was installed (SQLite
@@ -398,7 +420,7 @@ def reach_of(
         path, imported = stack.pop()
         if path in done:
             continue
-        if path == UNSEEN:
+        if path in UNSEEN_REASONS:
             reach.project.add(path)
             done.add(path)
             continue
@@ -413,11 +435,14 @@ def reach_of(
         (reach.project if place == "project" else reach.outside).add(path)
         stack.extend((opened, False) for opened in _opened_by.get(path, ()))
         if path.endswith(".py"):
+            names = static_imports(path, _package_of(path))
             stack.extend(
                 (module_path, True)
-                for name in static_imports(path, _package_of(path))
+                for name in names
                 if (module_path := module_file(name)) is not None
             )
+            if _reads_natively(names) and not declares_inputs(path):
+                reach.project.add(NATIVE)
     return reach
 
 
@@ -447,7 +472,7 @@ def _installed_top(path: str) -> str | None:
 def recorded_input(path: str, root: Path) -> str:
     """An input as a snapshot records it: relative to the root, with `/` separators; a listed
     folder keeps its trailing `/`."""
-    if path == UNSEEN:
+    if path in UNSEEN_REASONS:
         return path
     shown = Path(os.path.relpath(path, root)).as_posix()
     return shown + "/" if path.endswith(os.sep) else shown
@@ -482,6 +507,33 @@ def static_imports(path: str, package: str) -> set[str]:
     except OSError:
         return set()
     return set(_static_imports(path, package, stat.st_mtime_ns, stat.st_size))
+
+
+def _reads_natively(names: Iterable[str]) -> bool:
+    """Whether imported module names include a native reader's package."""
+    return any(name.partition(".")[0] in NATIVE_READERS for name in names)
+
+
+def declares_inputs(path: str) -> bool:
+    """Whether a module assigns `evaltasks_inputs` at its top level."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return False
+    return _declares_inputs(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4096)
+def _declares_inputs(path: str, mtime: int, size: int) -> bool:
+    try:
+        tree = ast.parse(Path(path).read_bytes(), path)
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == DECLARED_INPUTS for t in targets):
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=4096)

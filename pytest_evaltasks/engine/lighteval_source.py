@@ -32,9 +32,6 @@ LIGHTEVAL = "lighteval"
 
 IDS = "ids run from 0; labels are split/id when a task has several evaluation splits"
 
-INPUTS_VARIABLE = "evaltasks_inputs"
-"""A task module's list of the files it reads unseen (`LightevalModules.declared_inputs`)."""
-
 
 class LightevalModules:
     """The task modules of a registry's lighteval-style folders and custom task files."""
@@ -278,16 +275,17 @@ class LightevalModules:
         """The files the task's module declares it reads where no file open can be seen (a
         C reader such as pyarrow's, another process): `evaltasks_inputs = ["data/*.parquet"]`,
         paths or patterns relative to the module's folder."""
+        from .inputs import DECLARED_INPUTS
         from .rows import declared_inputs
 
-        declared = getattr(self.module_of(entry), INPUTS_VARIABLE, None)
+        declared = getattr(self.module_of(entry), DECLARED_INPUTS, None)
         if declared is None:
             return set()
         if isinstance(declared, str):
             declared = [declared]
         if not isinstance(declared, (list, tuple)) or not all(isinstance(p, str) for p in declared):
             raise TaskConfigError(
-                f"task {entry.name!r}: {INPUTS_VARIABLE} in {entry.origin} must be a list of "
+                f"task {entry.name!r}: {DECLARED_INPUTS} in {entry.origin} must be a list of "
                 f"paths or glob patterns relative to the module's folder, not {declared!r}"
             )
         return declared_inputs(str(Path(entry.origin).parent), list(declared))

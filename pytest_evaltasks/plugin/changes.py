@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..engine.inputs import UNSEEN, is_folder
+from ..engine.inputs import UNSEEN_REASONS, is_folder
 from ..snapshot.line_text import unescape_line
 from ..snapshot.parse import SnapshotFileError, normalise, parse_head
 from ..snapshot.storage import SNAPSHOT_SUFFIX
@@ -291,8 +291,7 @@ def _module_reasons(
         modules = {loaded.name, *(t for targets in loaded.edges.values() for t in targets)}
         read = inputs_of(modules, {origin, *loaded.opened}, changed.top)
         found = [reason for path in sorted(read) if (reason := _input_reason(changed, path, shown))]
-        if UNSEEN in read:
-            found.append("its code started another process, whose reads are not seen")
+        found += [reason for mark, reason in UNSEEN_REASONS.items() if mark in read]
         if changed.touches(origin) and f"{shown(origin)} changed" not in found:
             found.append(f"{shown(origin)} changed")
         if found:
@@ -346,8 +345,8 @@ def _recorded_inputs(changed: ChangedFiles, snapshot_dir: Path, root: Path) -> d
             continue
         for relative in inputs:
             recorded = unescape_line(relative)
-            if recorded == UNSEEN:
-                reasons.append("its code started another process, whose reads are not seen")
+            if recorded in UNSEEN_REASONS:
+                reasons.append(UNSEEN_REASONS[recorded])
                 continue
             absolute = os.path.normpath(os.path.join(str(root), recorded))
             reason = _input_reason(

@@ -309,6 +309,11 @@ UNSEEN_READS = {
         'PREFIX = pyarrow.csv.read_csv(WORDS).column("p")[0].as_py()\n'
         'evaltasks_inputs = ["../words.csv"]'
     ),
+    "pyarrow, undeclared": (
+        "import os, pyarrow.csv\n"
+        'WORDS = os.path.join(os.path.dirname(__file__), "..", "words.csv")\n'
+        'PREFIX = pyarrow.csv.read_csv(WORDS).column("p")[0].as_py()'
+    ),
     "importlib.resources": (
         "import importlib.resources\n"
         'PREFIX = importlib.resources.files(__package__).joinpath("words.txt").read_text()'
@@ -319,9 +324,10 @@ UNSEEN_READS = {
 @pytest.mark.subprocess  # a fork of a fresh interpreter, as a user's run has
 @pytest.mark.parametrize("reader", list(UNSEEN_READS.values()), ids=list(UNSEEN_READS))
 def test_a_project_file_read_where_opens_are_not_seen(project: EvalProject, reader: str) -> None:
-    """Read through another process, a C reader (declared by `evaltasks_inputs`), pandas or
-    `importlib.resources`: a change to the file still selects the task (another process: the
-    task is always selected, its reads cannot be known)."""
+    """Read through another process, a native reader (declared by `evaltasks_inputs`, or not:
+    then the task is always selected), pandas or `importlib.resources`: a change to the file
+    still selects the task (another process: the task is always selected, its reads cannot be
+    known)."""
     write(project.root / "words.csv", "p\nQ:\n")
     write(project.root / "tasks" / "words.txt", "Q: ")
     task_module(project, "unseen", "prefix = PREFIX + ' '", imports=reader)
@@ -329,6 +335,22 @@ def test_a_project_file_read_where_opens_are_not_seen(project: EvalProject, read
     write(project.root / "words.csv", "p\nQuestion:\n")
     write(project.root / "tasks" / "words.txt", "Question: ")
     assert_caught(project, "unseen|0")
+
+
+def test_a_native_reader_without_declared_inputs_is_always_checked(project: EvalProject) -> None:
+    """Its reads cannot be seen, so any change selects it, and the header says why; the same
+    reader with its files declared is selected by those files alone."""
+    write(project.root / "words.csv", "p\nQ:\n")
+    reader = UNSEEN_READS["pyarrow, undeclared"]
+    task_module(project, "undeclared", "prefix = PREFIX + ' '", imports=reader)
+    task_module(
+        project, "declared", "prefix = PREFIX + ' '", imports=UNSEEN_READS["pyarrow, declared"]
+    )
+    commit_recorded(project)
+    write(project.root / "notes.txt", "unrelated\n")
+    assert selected(project) == ["evaltasks::undeclared|0"]
+    header = project.run("--evaltasks-changed=main", "--collect-only").stdout.str()
+    assert "opens are not seen (declare the files in evaltasks_inputs) (undeclared)" in header
 
 
 def test_a_data_folder_that_is_a_tracked_symlink(project: EvalProject) -> None:
