@@ -35,15 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DatasetError, EvalTaskError
+from .local_datasets import LocalDatasets
 
 SHORTCUT = "lm_eval:tasks"
 """`--evaltasks-dir=lm_eval:tasks`: lm-eval's installed task folder."""
 
 KINDS = ("TASK", "PY_TASK", "GROUP", "TAG")
 LEAF_KINDS = frozenset({"TASK", "PY_TASK"})
-
-DATA_EXTENSIONS = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
-"""Split files of a local dataset folder, with the `datasets` builder that reads them."""
 
 IGNORED_IN_PLAN = ("task_alias",)
 """Config keys a group may set on a member without changing what is sent (display only)."""
@@ -731,82 +729,6 @@ def _quiet_lm_eval(output: io.StringIO | None = None) -> Iterator[None]:
             root.handlers = saved
 
 
-def local_folder(data_dir: Path | None, path: Any, name: Any) -> Path | None:
-    """`<data root>/<dataset_path>/<dataset_name or default>` when it is a folder inside the
-    data root; None otherwise."""
-    if data_dir is None or not isinstance(path, str) or not path:
-        return None
-    if os.path.isabs(path) or ".." in Path(path).parts:
-        return None
-    folder = data_dir / path / (name if isinstance(name, str) and name else "default")
-    return folder if folder.is_dir() else None
-
-
-def split_files(folder: Path) -> tuple[str, dict[str, str]]:
-    """The builder and split files of a local dataset folder (`<split>.<ext>`)."""
-    found: dict[str, tuple[str, str]] = {}
-    for path in sorted(folder.iterdir()):
-        builder = DATA_EXTENSIONS.get(path.suffix)
-        if builder is None or not path.is_file():
-            continue
-        if path.stem in found:
-            raise DatasetError(
-                f"{folder}: split {path.stem!r} is given twice ({Path(found[path.stem][1]).name} "
-                f"and {path.name}); keep one"
-            )
-        found[path.stem] = (builder, str(path))
-    builders = {builder for builder, _ in found.values()}
-    if len(builders) > 1:
-        raise DatasetError(
-            f"{folder}: its split files mix formats ({', '.join(sorted(builders))}); datasets "
-            f"reads one format per dataset: convert them to one"
-        )
-    if not found:
-        raise DatasetError(
-            f"{folder}: no split files (<split>.jsonl, .json, .parquet or .csv) in the local "
-            f"dataset folder"
-        )
-    return builders.pop(), {split: file for split, (_, file) in found.items()}
-
-
-class _LocalDatasets:
-    """The `datasets` module as lm-eval's task module sees it while a task is built: a local
-    folder in the data root is read through `datasets` itself; anything else is `datasets`'."""
-
-    def __init__(self, real: Any, data_dir: Path | None, read: list[str]) -> None:
-        self._real = real
-        self._data_dir = data_dir
-        self._read = read
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
-
-    def load_dataset(self, path: Any = None, name: Any = None, **kwargs: Any) -> Any:
-        folder = local_folder(self._data_dir, path, name)
-        if folder is not None:
-            builder, files = split_files(folder)
-            self._read.extend(files.values())
-            return self._real.load_dataset(builder, data_files=files)
-        from .rows import declared_inputs
-
-        self._read.extend(declared_inputs(path, kwargs.get("data_files"), kwargs.get("data_dir")))
-        try:
-            return self._real.load_dataset(path=path, name=name, **kwargs)
-        except Exception as exc:
-            where = (
-                self._data_dir / str(path) / (name or "default")
-                if self._data_dir is not None and isinstance(path, str)
-                else None
-            )
-            raise DatasetError(
-                f"no local copy of dataset {path!r} (subset {name!r})"
-                + (f" at {where}" if where is not None else "")
-                + f", and datasets could not load it: {type(exc).__name__}: {exc}. Put its "
-                f"split files there (<split>.jsonl), or save a slice with --evaltasks-save-data "
-                f"where the Hub is reachable, or set HF_HUB_OFFLINE=1 to use the datasets cache"
-            ) from exc
-
-
 @contextlib.contextmanager
 def _local_datasets(data_dir: Path | None, read: list[str]) -> Iterator[None]:
     """Rows from the data root while a task is built, and every `.map` (a `process_docs`
@@ -818,7 +740,7 @@ def _local_datasets(data_dir: Path | None, read: list[str]) -> Iterator[None]:
 
     saved = task_module.datasets
     caching = datasets.is_caching_enabled()
-    task_module.datasets = _LocalDatasets(saved, data_dir, read)
+    task_module.datasets = LocalDatasets(saved, data_dir, read)
     datasets.disable_caching()
     try:
         yield

@@ -319,7 +319,8 @@ class LmEvalYaml:
     def _dependency_files(self, entry: Entry) -> set[str]:
         if entry.name in self._dependencies:
             return self._dependencies[entry.name]
-        from .lm_eval_adapter import dataset_of, hook_files, local_folder
+        from .lm_eval_adapter import dataset_of, hook_files
+        from .local_datasets import local_folder
 
         ref = self._ref(entry)
         found: set[str] = set()
@@ -357,7 +358,8 @@ class LmEvalYaml:
         return ([str(rule) for rule in value] if isinstance(value, list) else []), where
 
     def has_local_data(self, entry: Entry, data_dir: Path | None) -> bool:
-        from .lm_eval_adapter import dataset_of, local_folder
+        from .lm_eval_adapter import dataset_of
+        from .local_datasets import local_folder
 
         try:
             path, name, _ = dataset_of(self.config(entry))

@@ -234,6 +234,7 @@ class SourceKind:
 
 SOURCE_KINDS = {
     "lighteval": "pytest_evaltasks.engine.lighteval_source",
+    "inspect": "pytest_evaltasks.engine.inspect_source",
     "lm-eval": "pytest_evaltasks.engine.lm_eval_source",
 }
 """Every kind of task source, by name, with the module that defines its `SOURCE_KIND`, in the

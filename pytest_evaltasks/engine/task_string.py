@@ -138,12 +138,19 @@ def _read_items(spec: str) -> list[str]:
 
 
 def _looks_like_a_file(text: str) -> bool:
-    """A path-like task string: it names a folder or a list file, not a task."""
-    return (
-        bool(text)
-        and "|" not in text
-        and ("/" in text or "\\" in text or text.endswith((".txt", ".list", ".tasks")))
-    )
+    """A path-like task string: it names a list file, not a task. A `/` alone does not make a
+    path (Inspect's tasks are named `inspect_evals/gsm8k`): a list file's name, a path that
+    starts as one does (`./`, `../`, `/`, `~`), or one whose folder exists does."""
+    if not text or "|" in text or "," in text or "@" in text:
+        return False
+    if text.endswith((".txt", ".list", ".tasks")) or text.startswith(("./", "../", "/", "~")):
+        return True
+    if "/" not in text and "\\" not in text:
+        return False
+    try:
+        return Path(text).parent.is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def _without_comment(line: str) -> str:

@@ -256,6 +256,7 @@ SHORTCUTS = {
     "lighteval:tasks": ("tasks", "tasks"),
     "lighteval:multilingual": ("tasks", "multilingual", "tasks"),
     "lm_eval:tasks": ("tasks",),
+    "inspect_evals:tasks": (),
 }
 """Task folders named by shortcut: lighteval's and lm-eval's installed ones (the package is
 the part before the colon)."""
@@ -264,6 +265,8 @@ SHORTCUT_INSTALL = {
     "lighteval": "install it (see docs/lighteval-in-place.md)",
     "lm_eval": "install it (pip install -e '.[lm-eval]' from this package's clone, see "
     "docs/lm-eval.md)",
+    "inspect_evals": "install it (pip install -e '.[inspect]' from this package's clone, see "
+    "docs/inspect.md)",
 }
 
 

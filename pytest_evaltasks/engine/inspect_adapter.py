@@ -1,0 +1,383 @@
+"""Inspect AI's own objects, as the inspect source renders them: tasks built by their `@task`
+functions, samples by their datasets' own loaders, prompts by their own solvers.
+
+A task is what its `@task` function returns, called with the request's `@k=v` arguments. Its
+dataset is read by Inspect's loader (`hf_dataset`, and `datasets.load_dataset` under it) with
+`datasets` standing in for a local copy in the data root (`local_datasets.LocalDatasets`), and
+Inspect's own dataset cache kept in a temporary folder (it would write to the user's cache).
+
+Each sample is then run through the task's solver chain as Inspect runs it, with one change:
+the model is never called. `generate` records the messages it is given (the prompt as Inspect
+would send it: templates, system messages, few-shot examples, the multiple-choice layout) and
+answers with an empty completion. Solvers that need a model's answer to go on (a critique of
+the answer, an agent loop) record what they sent up to that point.
+
+This module imports Inspect only inside its functions: listing and indexing tasks never does.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import importlib
+import importlib.util
+import io
+import re
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import DatasetError, EvalTaskError
+
+PACKAGE = "inspect_evals"
+"""The package of inspect_evals' own tasks, named `inspect_evals/<task>`."""
+
+PREFIX = f"{PACKAGE}/"
+
+MODEL = "none/none"
+"""The model name a rendered sample's `TaskState` holds: no model is ever called."""
+
+
+class InspectError(EvalTaskError):
+    """An Inspect task that cannot be built: its function failed, or a solver did."""
+
+
+@dataclass(frozen=True)
+class InspectRef:
+    """Where a task's `@task` function is: an importable module (inspect_evals') or a file."""
+
+    name: str
+    function: str
+    module: str | None
+    """The module to import (inspect_evals' own tasks); None: `path` is a user's file."""
+    path: Path
+    line: int = 1
+
+    @property
+    def owned(self) -> bool:
+        """inspect_evals' own task, which its user does not edit (an upgrade may change it)."""
+        return self.module is not None
+
+
+def installed_package() -> Path | None:
+    """inspect_evals' installed folder, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(PACKAGE)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def installed_tasks(package: Path) -> list[InspectRef]:
+    """Every task inspect_evals registers, read from its `_registry.py` without importing it:
+    each `from inspect_evals.<folder> import <task>` names one."""
+    registry = package / "_registry.py"
+    try:
+        tree = ast.parse(registry.read_bytes(), str(registry))
+    except (OSError, SyntaxError) as exc:
+        raise InspectError(
+            f"inspect_evals' task registry {registry} cannot be read: {exc}"
+        ) from exc
+    found: list[InspectRef] = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(PREFIX[:-1] + "."):
+            folder = package.joinpath(*node.module.split(".")[1:])  # type: ignore[union-attr]
+            for alias in node.names:
+                found.append(
+                    InspectRef(PREFIX + alias.name, alias.name, node.module, folder / "__init__.py")
+                )
+    return found
+
+
+def task_functions(path: Path) -> list[tuple[str, str, int]]:
+    """The `@task` functions of a user's file, read without importing it: (name, function,
+    line), the name as Inspect gives it (`@task(name=...)`, else the function's)."""
+    try:
+        tree = ast.parse(path.read_bytes(), str(path))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    found = []
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for decorator in node.decorator_list:
+            call = decorator if isinstance(decorator, ast.Call) else None
+            target = call.func if call is not None else decorator
+            named = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+            if named != "task":
+                continue
+            name = node.name
+            for keyword in call.keywords if call is not None else []:
+                if keyword.arg == "name" and isinstance(keyword.value, ast.Constant):
+                    name = str(keyword.value.value)
+            found.append((name, node.name, node.lineno))
+    return found
+
+
+def holds_task_files(directory: Path) -> bool:
+    """The folder is inspect_evals' installed package, or has a top-level `*.py` that imports
+    Inspect and defines a `@task`."""
+    installed = installed_package()
+    if installed is not None and _same(directory, installed):
+        return True
+    try:
+        files = list(directory.glob("*.py"))
+    except OSError:
+        return False
+    for path in files:
+        try:
+            text = path.read_bytes()
+        except OSError:
+            continue
+        if b"inspect_ai" in text and b"@task" in text:
+            return True
+    return False
+
+
+def _same(left: Path, right: Path) -> bool:
+    try:
+        return left.resolve() == right.resolve()
+    except OSError:
+        return False
+
+
+def eval_version(folder: Path) -> object:
+    """The comparability version of an inspect_evals task folder's `eval.yaml` (`version:
+    "2-A"` is 2, what its tasks set as `Task.version`), read without importing it; "?" when
+    it has none."""
+    try:
+        text = (folder / "eval.yaml").read_text(encoding="utf-8")
+    except OSError:
+        return "?"
+    found = re.search(r"^version:\s*[\"']?(\d+)-", text, re.MULTILINE)
+    return int(found.group(1)) if found else "?"
+
+
+def definition(ref: InspectRef) -> tuple[Path, int]:
+    """The file and line of a task's `@task` function: a user's as indexed; inspect_evals'
+    found in its folder's modules."""
+    if not ref.owned:
+        return ref.path, ref.line
+    for path in sorted(ref.path.parent.glob("*.py")):
+        for _, function, line in task_functions(path):
+            if function == ref.function:
+                return path, line
+    return ref.path, 1
+
+
+def versions() -> dict[str, str]:
+    """The installed versions of inspect_ai and inspect_evals, as recorded in `[settings]`."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for package in ("inspect_ai", "inspect_evals"):
+        try:
+            found[package] = version(package.replace("_", "-"))
+        except PackageNotFoundError:
+            found[package] = "not installed"
+    return found
+
+
+@dataclass
+class RenderedSample:
+    """One sample as its dataset gives it, and what its solvers sent."""
+
+    label: str
+    sample: dict[str, Any]
+    """The `Sample`'s fields as plain data (input, choices, target, id, metadata, ...)."""
+    sent: list[list[dict[str, Any]]]
+    """The messages of each `generate` call, in order (`role`, `content`, and a tool call's
+    fields when set)."""
+
+
+@dataclass
+class InspectBuilt:
+    """A task built by Inspect: its object (the header reads it) and its rendered samples."""
+
+    task: Any
+    samples: list[RenderedSample]
+    total: int
+    read: list[str] = field(default_factory=list)
+    """The local data files its dataset was read from."""
+
+
+def build(
+    ref: InspectRef, module: Any, args: dict[str, Any], data_dir: Path | None, limit: int | None
+) -> InspectBuilt:
+    """The task built with `args` (its module imported by the caller; None: inspect_evals'
+    own, imported here), and its first `limit` samples (all: None) rendered."""
+    read: list[str] = []
+    with _quiet(), _local_datasets(data_dir, read):
+        function = task_function(ref, module)
+        try:
+            task = function(**args)
+        except DatasetError:
+            raise
+        except TypeError as exc:
+            raise InspectError(f"task {ref.name!r}: its arguments do not fit: {exc}") from exc
+        except Exception as exc:  # a task function's own failure, named
+            raise InspectError(
+                f"task {ref.name!r}: its @task function failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        samples = list(task.dataset)
+    chosen = samples if limit is None else samples[:limit]
+    rendered = [_render(ref.name, task, sample, position) for position, sample in enumerate(chosen)]
+    return InspectBuilt(task, rendered, len(samples), read)
+
+
+def task_function(ref: InspectRef, module: Any) -> Any:
+    """The `@task` function of an imported module (inspect_evals' own imported here)."""
+    if module is None:
+        module = importlib.import_module(ref.module or "")
+    function = getattr(module, ref.function, None)
+    if function is None:
+        raise InspectError(f"task {ref.name!r}: {ref.path} defines no {ref.function}()")
+    return function
+
+
+def _render(name: str, task: Any, sample: Any, position: int) -> RenderedSample:
+    """One sample through the task's solver chain, with a `generate` that records."""
+    from inspect_ai.model import ChatMessageUser, ModelName, ModelOutput
+    from inspect_ai.scorer import Target
+    from inspect_ai.solver import TaskState
+
+    if isinstance(sample.input, str):
+        messages = [ChatMessageUser(content=sample.input, source="input")]
+    else:
+        messages = [message.model_copy(deep=True) for message in sample.input]
+    sample_id = sample.id if sample.id is not None else position + 1
+    state = TaskState(
+        model=ModelName(MODEL),
+        sample_id=sample_id,
+        epoch=1,
+        input=sample.input,
+        messages=messages,
+        target=Target(sample.target),
+        choices=sample.choices,
+        metadata=dict(sample.metadata or {}),
+    )
+    sent: list[list[dict[str, Any]]] = []
+
+    async def generate(state: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append([_message(message) for message in state.messages])
+        state.output = ModelOutput.from_content(MODEL, "")
+        state.messages.append(state.output.message)
+        return state
+
+    try:
+        asyncio.run(task.solver(state, generate))
+    except Exception as exc:
+        if not sent:
+            raise InspectError(
+                f"task {name!r}: its solver failed on sample {sample_id!r} before sending "
+                f"anything: {type(exc).__name__}: {exc}"
+            ) from exc
+    if not sent:  # a chain that never generates: what it would send
+        sent.append([_message(message) for message in state.messages])
+    return RenderedSample(str(sample_id), _sample_fields(sample), sent)
+
+
+def _message(message: Any) -> dict[str, Any]:
+    """A chat message as plain data: role and content (text, or its parts), and what else a
+    model is sent with it (a tool call, a tool's result)."""
+    content = message.content
+    out: dict[str, Any] = {
+        "role": message.role,
+        "content": content if isinstance(content, str) else [_plain(part) for part in content],
+    }
+    for key in ("tool_calls", "tool_call_id", "function"):
+        value = getattr(message, key, None)
+        if value:
+            out[key] = _plain(value)
+    return out
+
+
+def _sample_fields(sample: Any) -> dict[str, Any]:
+    """A sample's fields as plain data, unset ones left out."""
+    data = sample.model_dump(mode="json", exclude_none=True)
+    return {key: value for key, value in data.items() if value not in ({}, [])}
+
+
+def _plain(value: Any) -> Any:
+    """A pydantic value (or a list of them) as JSON data."""
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json", exclude_none=True) if dump is not None else value
+
+
+@contextlib.contextmanager
+def _local_datasets(data_dir: Path | None, read: list[str]) -> Iterator[None]:
+    """Rows from the data root while a task is built: `datasets` as the task's loaders see it
+    (they call the module's `load_dataset`), its own caching of `.map` results off, and
+    Inspect's dataset cache an empty temporary folder (a copy cached there would be read
+    instead of the data root's, and a load would be saved into the user's cache)."""
+    import datasets
+    import inspect_ai.dataset._sources.hf as hf_source
+
+    from .local_datasets import LocalDatasets
+
+    real = datasets.load_dataset
+    stand_in = LocalDatasets(_Unpatched(datasets, real), data_dir, read)
+    saved_cache = hf_source.inspect_cache_dir
+    caching = datasets.is_caching_enabled()
+    with tempfile.TemporaryDirectory(prefix="evaltasks-inspect-") as folder:
+        datasets.load_dataset = _unsaved(stand_in.load_dataset)
+        hf_source.inspect_cache_dir = lambda subdir, create=True: Path(folder)
+        datasets.disable_caching()
+        try:
+            yield
+        finally:
+            datasets.load_dataset = real
+            hf_source.inspect_cache_dir = saved_cache
+            if caching:
+                datasets.enable_caching()
+
+
+def _unsaved(load_dataset: Any) -> Any:
+    """`load_dataset` whose datasets are never saved to disk: Inspect's `hf_dataset` saves
+    what it loads into its cache, and the rows must come from the data root on every build."""
+
+    def load(*args: Any, **kwargs: Any) -> Any:
+        dataset = load_dataset(*args, **kwargs)
+        with contextlib.suppress(AttributeError, TypeError):
+            dataset.save_to_disk = lambda *args, **kwargs: None
+        return dataset
+
+    return load
+
+
+class _Unpatched:
+    """The `datasets` module with its own `load_dataset`, for the stand-in to fall back on
+    while the module's attribute is the stand-in's."""
+
+    def __init__(self, module: Any, load_dataset: Any) -> None:
+        self._module = module
+        self.load_dataset = load_dataset
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Inspect's loaders print ("Loading dataset ... from Hugging Face") and `datasets` draws
+    progress bars: neither belongs in a test run's output."""
+    import datasets
+
+    bars = datasets.utils.logging.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    out = sys.stdout
+    sys.stdout = io.StringIO()
+    try:
+        yield
+    finally:
+        sys.stdout = out
+        if bars:
+            datasets.enable_progress_bars()

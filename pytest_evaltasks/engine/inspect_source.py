@@ -1,0 +1,269 @@
+"""Inspect AI tasks as a task source: inspect_evals' own (`inspect_evals/<task>`, its installed
+folder named `inspect_evals:tasks`) and a user's own `@task` files.
+
+Names are read without importing anything (inspect_evals' `_registry.py`, a user file's
+`@task` functions); a task is built, by Inspect's own code (`inspect_adapter`), only when a run
+renders it. A request's `@k=v` parameters are the task's arguments (`inspect eval ... -T k=v`).
+Each sample renders to one unit: the `Sample` as the dataset builds it, and the messages its
+solver chain sends (`inspect_adapter.build`). The `[task]` header records the task's solver,
+scorer, metrics, epochs and generate config by identity; `[settings]` the installed versions
+of inspect_ai and inspect_evals, so an upgrade that changes inspect_evals' own prompts is
+named as such by the gate (`Upstream`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .lint_input import LintDoc, LintTask
+from .rendered import RenderedUnit, UnitsRendered, Upstream
+from .sources import Entry, Registrar, SourceKind, SourceSetup
+
+if TYPE_CHECKING:
+    from ..snapshot.settings import RunSettings
+    from .chat_template import ChatTemplate
+    from .inspect_adapter import InspectBuilt, InspectRef, RenderedSample
+    from .task_modules import LoadedModule
+    from .task_string import TaskRequest
+
+KIND = "inspect"
+UPSTREAM_SETTING = "inspect"
+OWN_PREFIX = "inspect_evals:"
+"""How the `config_source` of inspect_evals' own tasks is recorded (a file its user does not
+own; the gate reads `Upstream.owned`)."""
+
+
+def claims(directory: Path) -> bool:
+    """inspect_evals' installed folder, or a folder of `@task` files."""
+    from .inspect_adapter import holds_task_files
+
+    return holds_task_files(directory)
+
+
+class InspectTasks:
+    """The Inspect tasks of a registry's folders."""
+
+    kind = KIND
+
+    def __init__(self, folders: list[Path], setup: SourceSetup) -> None:
+        self.folders = folders
+        self.data_dir = setup.data_dir
+        self.refs: dict[str, InspectRef] = {}
+        self.modules: dict[Path, LoadedModule] = {}
+
+    @property
+    def partial(self) -> bool:
+        return False
+
+    def register(self, registrar: Registrar) -> None:
+        from .inspect_adapter import InspectRef, installed_package, installed_tasks, task_functions
+
+        installed = installed_package()
+        for folder in self.folders:
+            if installed is not None and folder.resolve() == installed.resolve():
+                refs = installed_tasks(installed)
+            else:
+                refs = [
+                    InspectRef(name, function, None, path, line)
+                    for path in sorted(folder.glob("*.py"))
+                    if not path.name.startswith("_")
+                    for name, function, line in task_functions(path)
+                ]
+            for ref in refs:
+                self.refs[ref.name] = ref
+                registrar.add(Entry(ref.name, ref.path, ref, source=self))
+
+    def ensure(self, registrar: Registrar, names: Iterable[str]) -> None:
+        return None  # every name is registered up front (read without importing)
+
+    def members(self, registrar: Registrar, request: TaskRequest) -> list[TaskRequest] | None:
+        return None  # Inspect has no groups
+
+    def prepare_all(self, registrar: Registrar) -> None:
+        return None
+
+    def partial_note(self) -> str | None:
+        return None
+
+    def default_shots(self, entry: Entry) -> int:
+        return 0  # few-shot counts are a task's own arguments (`@fewshot=5`)
+
+    def _ref(self, entry: Entry) -> InspectRef:
+        ref: InspectRef = entry.raw
+        return ref
+
+    def version(self, entry: Entry) -> object:
+        """inspect_evals' `eval.yaml` version of the task's folder; a user's task tells its
+        version only when built."""
+        ref = self._ref(entry)
+        if ref.owned:
+            from .inspect_adapter import eval_version
+
+            return eval_version(ref.path.parent)
+        return "(set by its @task function)"
+
+    def location(self, entry: Entry) -> tuple[Path, int]:
+        from .inspect_adapter import definition
+
+        return definition(self._ref(entry))
+
+    def dependencies(self, entry: Entry) -> dict[str, str]:
+        """A user's task file; inspect_evals' own are installed (an upgrade is named by the
+        versions in `[settings]`). The data files a build read are its recorded inputs."""
+        ref = self._ref(entry)
+        return {} if ref.owned else {str(ref.path): ""}
+
+    def lint_ignores(self, entry: Entry) -> tuple[list[str], str]:
+        return [], ""
+
+    def has_local_data(self, entry: Entry, data_dir: Path | None) -> bool:
+        return False  # where a task reads from is known only once it is built
+
+    def suggestions(self) -> list[str]:
+        return list(self.refs)
+
+    def _module(self, ref: InspectRef) -> Any:
+        """A user's task file, imported once (observed as a task module is)."""
+        from .inspect_adapter import InspectError
+        from .task_modules import load_module, module_name_for
+
+        loaded = self.modules.get(ref.path)
+        if loaded is None:
+            loaded = self.modules[ref.path] = load_module(ref.path, module_name_for(ref.path))
+        if loaded.module is None:
+            raise InspectError(f"task file {ref.path} failed to import:\n{loaded.error}")
+        return loaded.module
+
+    def render(
+        self,
+        entry: Entry,
+        request: TaskRequest,
+        run: RunSettings,
+        template: ChatTemplate | None,
+        data_dir: Path | None,
+    ) -> UnitsRendered:
+        from .inspect_adapter import build
+        from .rows import dataset_caches
+
+        ref = self._ref(entry)
+        module = None if ref.owned else self._module(ref)
+        built = build(ref, module, request.params_dict, data_dir, run.max_samples)
+        rendered = _rendered(request, ref, built)
+        rendered.inputs = {*built.read, *self.dependencies(entry)}
+        rendered.caches = dataset_caches()
+        return rendered
+
+
+def _rendered(request: TaskRequest, ref: InspectRef, built: InspectBuilt) -> UnitsRendered:
+    """A built task as rendered units, with the `[task]` fields and settings they record."""
+    from .inspect_adapter import versions
+
+    task = built.task
+    header: dict[str, Any] = {"task": task.name}
+    if request.metric_params:
+        header["task_args"] = dict(request.metric_params)
+    header["config_source"] = _source_text(ref)
+    dataset = task.dataset
+    where = [part for part in (dataset.name, dataset.location) if part]
+    header["dataset"] = " @ ".join(dict.fromkeys(where)) or "-"
+    for key in ("solver", "scorer", "metrics", "epochs"):
+        value = getattr(task, key, None)
+        if value is not None:
+            header[key] = value
+    config = task.config.model_dump(mode="json", exclude_none=True)
+    if config:
+        header["config"] = config
+    for key in ("setup", "cleanup", "sandbox", "message_limit", "token_limit", "time_limit"):
+        value = getattr(task, key, None)
+        if value is not None:
+            header[key] = value
+    header["samples"] = built.total
+    installed = versions()
+    setting = "; ".join(f"{package} {version}" for package, version in installed.items())
+    units = [_unit(sample, position) for position, sample in enumerate(built.samples)]
+    return UnitsRendered(
+        name=request.label,
+        version=task.version,
+        header=header,
+        settings={UPSTREAM_SETTING: setting},
+        units=units,
+        total=built.total,
+        lint=LintTask(pool_is_eval=False, pool_short=None),
+        kind=KIND,
+        upstream=Upstream(name="Inspect", setting=UPSTREAM_SETTING, owned=ref.owned, config="task"),
+        ids="ids are the samples' own ids (their position from 1 when they have none)",
+    )
+
+
+def _source_text(ref: InspectRef) -> str:
+    """Where the task is defined: inspect_evals' own as `inspect_evals:<folder>`, a user's
+    file by its path (made relative to the root when written)."""
+    if ref.owned:
+        return OWN_PREFIX + ref.path.parent.name
+    return str(ref.path.resolve())
+
+
+def _unit(rendered: RenderedSample, position: int) -> RenderedUnit:
+    """One sample as a unit: its fields and what its solvers sent, shown and exported."""
+    sample = rendered.sample
+    fields = {"sample": sample, "sent": rendered.sent}
+    shown: list[tuple[str, Any]] = [("target", sample.get("target", ""))]
+    if "choices" in sample:
+        shown.append(("choices", sample["choices"]))
+    if "metadata" in sample:
+        shown.append(("metadata", sample["metadata"]))
+    if len(rendered.sent) > 1:
+        shown.append(("generate_calls", len(rendered.sent)))
+    first = rendered.sent[0] if rendered.sent else []
+    texts = [
+        (f"message {number} of {len(first)} ({message['role']})", _text(message["content"]))
+        for number, message in enumerate(first, start=1)
+    ]
+    export = {
+        "sample_id": sample.get("id", rendered.label),
+        "position": position,
+        "sample": sample,
+        "messages": first,
+        "generate_calls": rendered.sent,
+        "prompt": "\n\n".join(text for _, text in texts),
+    }
+    return RenderedUnit(rendered.label, position, fields, shown, texts, export, _lint(rendered))
+
+
+def _text(content: Any) -> str:
+    """A message's text: its string, or its text parts joined (other parts named)."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content:
+        kind = part.get("type") if isinstance(part, dict) else None
+        parts.append(part.get("text", "") if kind == "text" else f"<{kind} part>")
+    return "\n".join(parts)
+
+
+def _lint(rendered: RenderedSample) -> LintDoc:
+    """A sample as the lint rules read it: what is generated from (the last message sent),
+    its choices and target."""
+    first = rendered.sent[0] if rendered.sent else []
+    last = _text(first[-1]["content"]) if first else ""
+    sample = rendered.sample
+    choices = [str(choice) for choice in sample.get("choices", [])]
+    target = sample.get("target", "")
+    golds = [target] if isinstance(target, str) else [str(t) for t in target]
+    return LintDoc(
+        label=rendered.label,
+        prompt_end=last[-1:],
+        joins=[],
+        blank_query=not any(_text(message["content"]).strip() for message in first),
+        scored=choices,
+        choice_keys=tuple(choices),
+        counted=len(choices) if len(choices) > 1 else 0,
+        asked=repr(first),
+        golds=golds,
+    )
+
+
+SOURCE_KIND = SourceKind(KIND, claims, InspectTasks)
+"""Inspect task folders as a kind of task source (`sources.SOURCE_KINDS`)."""

@@ -1,0 +1,104 @@
+"""Local dataset folders in the data root, as every harness's tasks read them.
+
+A task's rows come from `<data root>/<dataset path>/<subset or default>/<split>.<ext>` when
+that folder exists, read through `datasets` itself (so the rows are exactly what its loader
+gives); otherwise from `datasets`' own loading (the Hub, its cache, local files the task
+names). `LocalDatasets` stands in for the `datasets` module while a harness's task is built.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import DatasetError
+
+DATA_EXTENSIONS = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
+"""Split files of a local dataset folder, with the `datasets` builder that reads them."""
+
+
+def local_folder(data_dir: Path | None, path: Any, name: Any) -> Path | None:
+    """`<data root>/<dataset_path>/<dataset_name or default>` when it is a folder inside the
+    data root; None otherwise."""
+    if data_dir is None or not isinstance(path, str) or not path:
+        return None
+    if os.path.isabs(path) or ".." in Path(path).parts:
+        return None
+    folder = data_dir / path / (name if isinstance(name, str) and name else "default")
+    return folder if folder.is_dir() else None
+
+
+def split_files(folder: Path) -> tuple[str, dict[str, str]]:
+    """The builder and split files of a local dataset folder (`<split>.<ext>`)."""
+    found: dict[str, tuple[str, str]] = {}
+    for path in sorted(folder.iterdir()):
+        builder = DATA_EXTENSIONS.get(path.suffix)
+        if builder is None or not path.is_file():
+            continue
+        if path.stem in found:
+            raise DatasetError(
+                f"{folder}: split {path.stem!r} is given twice ({Path(found[path.stem][1]).name} "
+                f"and {path.name}); keep one"
+            )
+        found[path.stem] = (builder, str(path))
+    builders = {builder for builder, _ in found.values()}
+    if len(builders) > 1:
+        raise DatasetError(
+            f"{folder}: its split files mix formats ({', '.join(sorted(builders))}); datasets "
+            f"reads one format per dataset: convert them to one"
+        )
+    if not found:
+        raise DatasetError(
+            f"{folder}: no split files (<split>.jsonl, .json, .parquet or .csv) in the local "
+            f"dataset folder"
+        )
+    return builders.pop(), {split: file for split, (_, file) in found.items()}
+
+
+class LocalDatasets:
+    """The `datasets` module as a harness's task code sees it while a task is built: a local
+    folder in the data root is read through `datasets` itself; anything else is `datasets`',
+    its local data files recorded in `read` (`rows.declared_inputs`), a failure a
+    `DatasetError` that says where the local copy goes."""
+
+    def __init__(self, real: Any, data_dir: Path | None, read: list[str]) -> None:
+        self._real = real
+        self._data_dir = data_dir
+        self._read = read
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def load_dataset(self, path: Any = None, name: Any = None, **kwargs: Any) -> Any:
+        folder = local_folder(self._data_dir, path, name)
+        if folder is not None:
+            builder, files = split_files(folder)
+            self._read.extend(files.values())
+            split = kwargs.get("split")
+            if split is None:
+                return self._real.load_dataset(builder, data_files=files)
+            if split not in files:
+                raise DatasetError(
+                    f"{folder}: no split {split!r} (it has {', '.join(sorted(files))}); add "
+                    f"{split}.jsonl"
+                )
+            return self._real.load_dataset(builder, data_files=files, split=split)
+        from .rows import declared_inputs
+
+        self._read.extend(declared_inputs(path, kwargs.get("data_files"), kwargs.get("data_dir")))
+        try:
+            return self._real.load_dataset(path=path, name=name, **kwargs)
+        except Exception as exc:
+            where = (
+                self._data_dir / str(path) / (name or "default")
+                if self._data_dir is not None and isinstance(path, str)
+                else None
+            )
+            raise DatasetError(
+                f"no local copy of dataset {path!r} (subset {name!r})"
+                + (f" at {where}" if where is not None else "")
+                + f", and datasets could not load it: {type(exc).__name__}: {exc}. Put its "
+                f"split files there (<split>.jsonl), or save a slice with --evaltasks-save-data "
+                f"where the Hub is reachable, or set HF_HUB_OFFLINE=1 to use the datasets cache"
+            ) from exc
