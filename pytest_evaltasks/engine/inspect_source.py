@@ -182,7 +182,9 @@ def _rendered(request: TaskRequest, ref: InspectRef, built: InspectBuilt) -> Uni
     header["samples"] = built.total
     installed = versions()
     setting = "; ".join(f"{package} {version}" for package, version in installed.items())
-    units = [_unit(sample, position) for position, sample in enumerate(built.samples)]
+    stops = [stop for stop in task.config.stop_seqs or [] if isinstance(stop, str) and stop]
+    limits = (stops, task.config.max_tokens)
+    units = [_unit(sample, position, limits) for position, sample in enumerate(built.samples)]
     return UnitsRendered(
         name=request.label,
         version=task.version,
@@ -205,7 +207,9 @@ def _source_text(ref: InspectRef) -> str:
     return str(ref.path.resolve())
 
 
-def _unit(rendered: RenderedSample, position: int) -> RenderedUnit:
+def _unit(
+    rendered: RenderedSample, position: int, limits: tuple[list[str], int | None]
+) -> RenderedUnit:
     """One sample as a unit: its fields and what its solvers sent, shown and exported."""
     sample = rendered.sample
     fields = {"sample": sample, "sent": rendered.sent}
@@ -229,7 +233,8 @@ def _unit(rendered: RenderedSample, position: int) -> RenderedUnit:
         "generate_calls": rendered.sent,
         "prompt": "\n\n".join(text for _, text in texts),
     }
-    return RenderedUnit(rendered.label, position, fields, shown, texts, export, _lint(rendered))
+    lint = _lint(rendered, *limits)
+    return RenderedUnit(rendered.label, position, fields, shown, texts, export, lint)
 
 
 def _text(content: Any) -> str:
@@ -243,9 +248,9 @@ def _text(content: Any) -> str:
     return "\n".join(parts)
 
 
-def _lint(rendered: RenderedSample) -> LintDoc:
+def _lint(rendered: RenderedSample, stops: list[str], max_tokens: int | None) -> LintDoc:
     """A sample as the lint rules read it: what is generated from (the last message sent),
-    its choices and target."""
+    its choices and target, and the task's stop sequences and token limit."""
     first = rendered.sent[0] if rendered.sent else []
     last = _text(first[-1]["content"]) if first else ""
     sample = rendered.sample
@@ -262,6 +267,8 @@ def _lint(rendered: RenderedSample) -> LintDoc:
         counted=len(choices) if len(choices) > 1 else 0,
         asked=repr(first),
         golds=golds,
+        stops=stops,
+        max_tokens=max_tokens,
     )
 
 

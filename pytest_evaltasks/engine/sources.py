@@ -9,7 +9,9 @@ source is one implementation of `TaskSource`:
   our `Task` into `rendered.DocsRendered`;
 - `lm_eval_source.LmEvalYaml`: lm-eval's YAML task configs (its installed task folder, and
   custom folders as its `--include_path`), rendered by lm-eval's own task objects into
-  `rendered.UnitsRendered`.
+  `rendered.UnitsRendered`;
+- `inspect_source.InspectTasks`: Inspect AI tasks (inspect_evals' own, and a user's `@task`
+  files), each sample rendered by the task's own solver chain into `rendered.UnitsRendered`.
 
 A source registers names through a `Registrar` and renders a `RenderedTask`; what only some
 sources can do is a protocol of its own (`ImportsModules`, `SavesData`). Adding a source: a
@@ -240,7 +242,9 @@ SOURCE_KINDS = {
 """Every kind of task source, by name, with the module that defines its `SOURCE_KIND`, in the
 order they are asked to claim a folder. A kind's module is imported only when a folder is
 asked about it: lighteval-style modules are asked first, so a run over task modules never
-imports another kind's code. A folder no kind claims is the first kind's."""
+imports another kind's code; Inspect's claim is narrow (its installed folder, or `@task` files
+importing `inspect_ai`), so it is asked before lm-eval's (inspect_evals' folders hold YAML
+metadata). A folder no kind claims is the first kind's."""
 
 DEFAULT_KIND = next(iter(SOURCE_KINDS))
 """The kind custom task files (`--evaltasks-custom`) and unclaimed folders are."""

@@ -1,0 +1,104 @@
+"""How much of inspect_evals registers and builds offline, and what indexing it costs.
+
+Every task inspect_evals' registry names is registered from `_registry.py` without importing
+anything. Each is then built once with an empty data root and no network, and sorted by what
+stopped it:
+
+- `built`: it needs no rows (its samples are written in its code);
+- `rows`: it reads its rows through `datasets` (`hf_dataset`, `load_dataset`); the error names
+  the data-root folder its rows go in, so it builds offline once they are there;
+- `other`: it fetches files another way (a URL read by `csv_dataset`/`json_dataset`, a git
+  clone, `snapshot_download`), needs a package inspect_evals does not install, or fails while
+  it is built; the first line of each kind of error is printed.
+
+Needs the inspect extra (`pip install -e ".[inspect]"`). Retries' waits are skipped (no
+`time.sleep`), and each build is given TIMEOUT seconds.
+
+    HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 python benchmarks/bench_inspect.py [--timeout 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+class _TimedOut(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _TimedOut
+
+
+def classify(error: BaseException | None) -> tuple[str, str]:
+    """`built`, `rows` or `other`, with the error's first line."""
+    from pytest_evaltasks.errors import DatasetError
+
+    if error is None:
+        return "built", ""
+    text = f"{type(error).__name__}: {error}".split("\n")[0][:160]
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, DatasetError) and "no local copy of dataset" in str(cause):
+            return "rows", text
+        cause = cause.__cause__ or cause.__context__
+    return "other", text
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--timeout", type=int, default=60)
+    args = parser.parse_args()
+    from pytest_evaltasks.engine.inspect_adapter import build, installed_package, installed_tasks
+
+    started = time.perf_counter()
+    package = installed_package()
+    if package is None:
+        print("inspect_evals is not installed: pip install -e '.[inspect]'", file=sys.stderr)
+        return 1
+    refs = installed_tasks(package)
+    indexed = time.perf_counter() - started
+    print(f"registered: {len(refs)} tasks from inspect_evals' registry in {indexed * 1000:.1f} ms")
+
+    time.sleep = lambda seconds: None  # retries (backoff) wait minutes between attempts
+    signal.signal(signal.SIGALRM, _alarm)
+    kinds: dict[str, list[str]] = collections.defaultdict(list)
+    reasons: collections.Counter[str] = collections.Counter()
+    empty = Path(tempfile.mkdtemp(prefix="empty-data-root-"))
+    for ref in refs:
+        error: BaseException | None = None
+        signal.alarm(args.timeout)
+        try:
+            build(ref, None, {}, empty, 1)
+        except _TimedOut as exc:
+            error = exc
+        except BaseException as exc:  # a task's own failure, whatever it is
+            error = exc
+        finally:
+            signal.alarm(0)
+        kind, text = classify(error)
+        kinds[kind].append(ref.name)
+        if kind == "other":
+            reasons[text.split(":")[0] if isinstance(error, _TimedOut) else text] += 1
+    total = len(refs)
+    for kind in ("built", "rows", "other"):
+        share = len(kinds[kind]) / total if total else 0.0
+        print(f"{kind:>6}: {len(kinds[kind]):4d} of {total} ({share:.0%})")
+    print(f"offline once rows are in the data root: {len(kinds['built']) + len(kinds['rows'])}"
+          f" of {total} ({(len(kinds['built']) + len(kinds['rows'])) / total:.0%})")  # fmt: skip
+    print("other, by first error line:")
+    for text, count in reasons.most_common(25):
+        print(f"  {count:3d}  {text}")
+    print(f"whole measurement: {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

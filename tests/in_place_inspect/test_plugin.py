@@ -1,0 +1,141 @@
+"""The plugin over Inspect tasks, run as a user runs it (`pytest --evaltasks ...` in a fresh
+interpreter): inspect_evals' own task from its installed folder and a user's `@task` file,
+snapshots and the version gate, changed-only runs, show, export, lint and xdist."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("inspect_evals")
+
+from inspect_rows import write_rows
+
+QUIET = ("-p", "no:randomly", "-p", "no:hypothesispytest", "-p", "no:anyio")
+
+QUIZ = """\
+from inspect_ai import Task, task
+from inspect_ai.dataset import FieldSpec, hf_dataset
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate, prompt_template, system_message
+
+
+@task
+def quiz(style: str = "brief") -> Task:
+    return Task(
+        dataset=hf_dataset(
+            "me/quiz", split="test", sample_fields=FieldSpec(input="q", target="a", id="id")
+        ),
+        solver=[system_message(f"Be {style}."), prompt_template("Question: {prompt}\\nAnswer:"),
+                generate()],
+        scorer=match(),
+        version=VERSION,
+    )
+"""
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(*QUIET, *args)
+
+
+def quiz_project(root: Path, version: int = 0, template: str = "Question: {prompt}") -> Path:
+    """A user's folder of `@task` files, with its rows in the data root."""
+    tasks = root / "tasks"
+    (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    data = tasks / "data" / "me" / "quiz" / "default"
+    data.mkdir(parents=True, exist_ok=True)
+    rows = [{"id": i, "q": f"What is {i} + {i}?", "a": str(2 * i)} for i in range(4)]
+    (data / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    text = QUIZ.replace("VERSION", str(version)).replace("Question: {prompt}", template)
+    (tasks / "quiz.py").write_text(text, encoding="utf-8")
+    return tasks
+
+
+def test_a_users_task_is_recorded_and_its_prompt_change_needs_a_version_bump(
+    pytester: pytest.Pytester,
+) -> None:
+    tasks = quiz_project(pytester.path)
+    run(pytester, "--evaltasks", "quiz", "--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (tasks / "__snapshots__").glob("quiz-0--*.txt")
+    text = snapshot.read_text(encoding="utf-8")
+    assert "config_source: tasks/quiz.py\n" in text
+    assert "| Be brief.\n" in text and "| Question: What is 1 + 1?\n" in text
+    assert "\ntasks/data/me/quiz/default/test.jsonl\n" in text
+    run(pytester, "--evaltasks", "quiz").assert_outcomes(passed=1)
+
+    quiz_project(pytester.path, template="Q: {prompt}")
+    failed = run(pytester, "--evaltasks", "quiz", "--snapshot-update")
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(["*4 of 4 docs changed*", "*its version is still 0*"])
+    assert snapshot.read_text(encoding="utf-8") == text
+
+    quiz_project(pytester.path, version=1, template="Q: {prompt}")
+    run(pytester, "--evaltasks", "quiz", "--snapshot-update").assert_outcomes(passed=1)
+    assert "| Q: What is 1 + 1?\n" in snapshot.read_text(encoding="utf-8")
+
+
+def test_task_arguments_are_part_of_the_request(pytester: pytest.Pytester) -> None:
+    tasks = quiz_project(pytester.path)
+    run(pytester, "--evaltasks", "quiz@style='terse'", "--snapshot-update").assert_outcomes(
+        passed=1
+    )
+    (snapshot,) = (tasks / "__snapshots__").glob("quiz-style*.txt")
+    text = snapshot.read_text(encoding="utf-8")
+    assert 'task_args: {"style": "terse"}' in text and "| Be terse.\n" in text
+
+
+def test_an_installed_task_from_the_data_root_and_a_changed_row(pytester: pytest.Pytester) -> None:
+    (pytester.path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    data = pytester.path / "tasks" / "data"
+    write_rows(data, "inspect_evals/arc_easy")
+    args = ("--evaltasks", "inspect_evals/arc_easy", "--evaltasks-dir", "inspect_evals:tasks")
+    run(pytester, *args, "--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (pytester.path / "tasks" / "__snapshots__").glob("inspect_evals-arc_easy-0*")
+    text = snapshot.read_text(encoding="utf-8")
+    assert "config_source: inspect_evals:arc\n" in text
+    assert "inspect: inspect_ai " in text
+    run(pytester, *args).assert_outcomes(passed=1)
+    (rows_file,) = data.glob("**/test.jsonl")
+    lines = rows_file.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["question"] = first["question"] + " (edited)"
+    lines[0] = json.dumps(first)
+    rows_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    failed = run(pytester, *args)
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(["*1 of * docs changed*"])
+
+
+def test_show_export_lint_and_xdist(pytester: pytest.Pytester) -> None:
+    quiz_project(pytester.path)
+    shown = run(pytester, "--evaltasks", "quiz", "--evaltasks-show=1")
+    assert shown.ret == 0
+    shown.stdout.fnmatch_lines(["*message 2 of 2 (user)*", "| Question: What is 0 + 0?"])
+    export = pytester.path / "prompts.jsonl"
+    recorded = run(
+        pytester, "--evaltasks", "quiz", "--snapshot-update", f"--evaltasks-export={export}",
+        "--evaltasks-lint=error", "-n", "2",
+    )  # fmt: skip
+    recorded.assert_outcomes(passed=1)
+    records = [json.loads(line) for line in export.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 4
+    assert records[1]["messages"][-1]["content"] == "Question: What is 1 + 1?\nAnswer:"
+
+
+def test_a_changed_task_file_is_selected_by_a_changed_only_run(pytester: pytest.Pytester) -> None:
+    quiz_project(pytester.path)
+    git = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=pytester.path, check=True)
+    run(pytester, "--evaltasks", "quiz", "--snapshot-update").assert_outcomes(passed=1)
+    subprocess.run([*git, "add", "-A"], cwd=pytester.path, check=True)
+    subprocess.run([*git, "commit", "-qm", "recorded"], cwd=pytester.path, check=True)
+    nothing = run(pytester, "--evaltasks-changed=main", "--collect-only", "-q")
+    assert "evaltasks::quiz|0" not in nothing.stdout.str()
+    path = pytester.path / "tasks" / "quiz.py"
+    path.write_text(path.read_text(encoding="utf-8") + textwrap.dedent("\n# edited\n"), "utf-8")
+    selected = run(pytester, "--evaltasks-changed=main", "--collect-only", "-q")
+    assert "evaltasks::quiz|0" in selected.stdout.str()

@@ -1,0 +1,57 @@
+"""Sample by sample, the plugin's rendering of inspect_evals' own tasks is what Inspect's own
+eval loop sends its model, on synthetic rows (`inspect_rows`): the same samples (ids, targets,
+choices) and the same messages for the first model call, role by role and text by text."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("inspect_evals")
+
+from inspect_reference import reference
+from inspect_rows import ARGS, TASKS, write_rows
+
+from pytest_evaltasks.engine.inspect_adapter import (
+    InspectRef,
+    build,
+    installed_package,
+    installed_tasks,
+)
+
+
+@pytest.fixture(scope="module")
+def refs() -> dict[str, InspectRef]:
+    package = installed_package()
+    assert package is not None
+    return {ref.name: ref for ref in installed_tasks(package)}
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content if part.get("type") == "text")
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_every_sample_is_what_inspect_sends(
+    name: str, refs: dict[str, InspectRef], tmp_path: Path
+) -> None:
+    write_rows(tmp_path, name)
+    ref, args = refs[name], ARGS.get(name, {})
+    built = build(ref, None, args, tmp_path, None)
+    function = getattr(importlib.import_module(ref.module or ""), ref.function)
+    expected = {str(sample["id"]): sample for sample in reference(function, args, tmp_path)}
+    assert sorted(sample.label for sample in built.samples) == sorted(expected)
+    assert built.total == len(expected) > 0
+    for sample in built.samples:
+        want = expected[sample.label]
+        assert sample.sample.get("target", "") == want["target"], sample.label
+        if want["choices"]:
+            assert sample.sample.get("choices") == want["choices"], sample.label
+        first = [(message["role"], _text(message["content"])) for message in sample.sent[0]]
+        assert want["calls"], f"{name} {sample.label}: Inspect called no model"
+        assert first == want["calls"][0], f"{name} {sample.label}"
