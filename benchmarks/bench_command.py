@@ -34,9 +34,21 @@ SPEC = "mmlu|5"
 def pytest_command(data_dir: Path, snapshot_dir: Path, *extra: str) -> list[str]:
     """The user's command, pointed at the benchmark data and snapshots."""
     return [
-        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--evaltasks", SPEC,
-        "--evaltasks-dir", str(TASKS_DIR), "--evaltasks-data", str(data_dir),
-        "--evaltasks-snapshot-dir", str(snapshot_dir), *extra,
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--evaltasks",
+        SPEC,
+        "--evaltasks-dir",
+        str(TASKS_DIR),
+        "--evaltasks-data",
+        str(data_dir),
+        "--evaltasks-snapshot-dir",
+        str(snapshot_dir),
+        *extra,
     ]  # fmt: skip  (the space-separated form users type: it must not move the root)
 
 

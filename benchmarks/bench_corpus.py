@@ -133,9 +133,7 @@ def pytest(*args: str) -> list[str]:
     return bare_pytest("--evaltasks", "all", *args)
 
 
-def timed(
-    command: list[str], cwd: Path, runs: int, env: dict[str, str] | None = None
-) -> list[Run]:
+def timed(command: list[str], cwd: Path, runs: int, env: dict[str, str] | None = None) -> list[Run]:
     """`runs` runs of a command; a failing one stops the benchmark."""
     done = [timed_run(command, cwd, env) for _ in range(runs)]
     check(done, command, cwd)

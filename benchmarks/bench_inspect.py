@@ -52,6 +52,30 @@ def classify(error: BaseException | None) -> tuple[str, str]:
     return "other", text
 
 
+WHY = (
+    (("https://", "http://", "ConnectError", "github.com", "RetryError", "Failed to download"),
+     "fetches files by URL"),
+    (("LocalEntryNotFoundError", "snapshot folder", "hf_hub_download"),
+     "downloads Hub files outside datasets (snapshot_download)"),
+    (("docker", "CalledProcessError", "git clone", "sandbox"),
+     "starts docker or git as it is built"),
+    (("ModuleNotFoundError", "ImportError", "PrerequisiteError", "is not installed"),
+     "needs a package inspect_evals does not install"),
+    (("No model specified", "get_model", "model environment"), "asks for a model as it is built"),
+    (("must be called inside",), "a solver needs Inspect's sample context"),
+    (("is not set", "optional dependency"), "needs a setting or an optional dependency"),
+)  # fmt: skip
+"""What a task that fails offline does, by the words of its error."""
+
+
+def why(text: str) -> str:
+    """The kind of reason an error's first line gives (else the line itself)."""
+    for words, reason in WHY:
+        if any(word in text for word in words):
+            return reason
+    return text
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--timeout", type=int, default=60)
@@ -86,14 +110,14 @@ def main() -> int:
         kind, text = classify(error)
         kinds[kind].append(ref.name)
         if kind == "other":
-            reasons[text.split(":")[0] if isinstance(error, _TimedOut) else text] += 1
+            reasons["timed out" if isinstance(error, _TimedOut) else why(text)] += 1
     total = len(refs)
     for kind in ("built", "rows", "other"):
         share = len(kinds[kind]) / total if total else 0.0
         print(f"{kind:>6}: {len(kinds[kind]):4d} of {total} ({share:.0%})")
     print(f"offline once rows are in the data root: {len(kinds['built']) + len(kinds['rows'])}"
           f" of {total} ({(len(kinds['built']) + len(kinds['rows'])) / total:.0%})")  # fmt: skip
-    print("other, by first error line:")
+    print("other, by what stopped it:")
     for text, count in reasons.most_common(25):
         print(f"  {count:3d}  {text}")
     print(f"whole measurement: {time.perf_counter() - started:.0f} s")

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from processes import interleaved, timed_run
 
-MODULE = '''\
+MODULE = """\
 from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics
 
 
@@ -36,7 +36,7 @@ TASKS_TABLE = [
                         evaluation_splits=["test"], few_shots_split="train")
     for i in range({count})
 ]
-'''
+"""
 
 BARE_IMPORT = """\
 import importlib.util, sys

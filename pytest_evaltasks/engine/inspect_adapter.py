@@ -38,8 +38,16 @@ PACKAGE = "inspect_evals"
 
 PREFIX = f"{PACKAGE}/"
 
-MODEL = "none/none"
-"""The model name a rendered sample's `TaskState` holds: no model is ever called."""
+MODEL = "mockllm/model"
+"""The model a task is built and rendered with: Inspect's own mock model, active while the task
+is built (a task function or solver that asks for the active model gets it, as under `inspect
+eval --model mockllm/model`) and named in each sample's state. It is never called: `generate`
+records what it is sent."""
+
+SEED = 0
+"""The seed of Python's and numpy's random generators while a task is built and rendered: a
+task that shuffles its samples or choices without a seed is recorded under this one (the
+caller's generators are restored after)."""
 
 
 class InspectError(EvalTaskError):
@@ -213,7 +221,7 @@ def build(
     """The task built with `args` (its module imported by the caller; None: inspect_evals'
     own, imported here), and its first `limit` samples (all: None) rendered."""
     read: list[str] = []
-    with _quiet(), _local_datasets(data_dir, read):
+    with _quiet(), _seeded(), _mock_model(), _local_datasets(data_dir, read):
         function = task_function(ref, module)
         try:
             task = function(**args)
@@ -226,8 +234,10 @@ def build(
                 f"task {ref.name!r}: its @task function failed: {type(exc).__name__}: {exc}"
             ) from exc
         samples = list(task.dataset)
-    chosen = samples if limit is None else samples[:limit]
-    rendered = [_render(ref.name, task, sample, position) for position, sample in enumerate(chosen)]
+        chosen = samples if limit is None else samples[:limit]
+        rendered = [
+            _render(ref.name, task, sample, position) for position, sample in enumerate(chosen)
+        ]
     return InspectBuilt(task, rendered, len(samples), read)
 
 
@@ -363,6 +373,36 @@ class _Unpatched:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._module, name)
+
+
+@contextlib.contextmanager
+def _seeded() -> Iterator[None]:
+    """Python's and numpy's global generators seeded with `SEED`, restored after."""
+    import random
+
+    import numpy
+
+    saved, saved_numpy = random.getstate(), numpy.random.get_state()
+    random.seed(SEED)
+    numpy.random.seed(SEED)
+    try:
+        yield
+    finally:
+        random.setstate(saved)
+        numpy.random.set_state(saved_numpy)
+
+
+@contextlib.contextmanager
+def _mock_model() -> Iterator[None]:
+    """Inspect's mock model active (`MODEL`), as `inspect eval --model` makes a model."""
+    from inspect_ai.model import get_model
+    from inspect_ai.model._model import active_model_context_var
+
+    token = active_model_context_var.set(get_model(MODEL))
+    try:
+        yield
+    finally:
+        active_model_context_var.reset(token)
 
 
 @contextlib.contextmanager

@@ -70,7 +70,7 @@ def test_a_users_task_is_recorded_and_its_prompt_change_needs_a_version_bump(
     quiz_project(pytester.path, template="Q: {prompt}")
     failed = run(pytester, "--evaltasks", "quiz", "--snapshot-update")
     failed.assert_outcomes(failed=1)
-    failed.stdout.fnmatch_lines(["*4 of 4 docs changed*", "*its version is still 0*"])
+    failed.stdout.fnmatch_lines(["*4 of 4 docs changed*solver*its version is still 0*"])
     assert snapshot.read_text(encoding="utf-8") == text
 
     quiz_project(pytester.path, version=1, template="Q: {prompt}")
@@ -139,3 +139,20 @@ def test_a_changed_task_file_is_selected_by_a_changed_only_run(pytester: pytest.
     path.write_text(path.read_text(encoding="utf-8") + textwrap.dedent("\n# edited\n"), "utf-8")
     selected = run(pytester, "--evaltasks-changed=main", "--collect-only", "-q")
     assert "evaltasks::quiz|0" in selected.stdout.str()
+
+
+def test_a_task_that_shuffles_without_a_seed_records_the_same_bytes(
+    pytester: pytest.Pytester,
+) -> None:
+    """boolq shuffles its samples with no seed: built under a fixed one, two runs record the
+    same file and a check passes."""
+    (pytester.path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    write_rows(pytester.path / "tasks" / "data", "inspect_evals/boolq")
+    args = ("--evaltasks", "inspect_evals/boolq", "--evaltasks-dir", "inspect_evals:tasks")
+    run(pytester, *args, "--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (pytester.path / "tasks" / "__snapshots__").glob("inspect_evals-boolq-0*")
+    first = snapshot.read_bytes()
+    snapshot.unlink()
+    run(pytester, *args, "--snapshot-update").assert_outcomes(passed=1)
+    assert snapshot.read_bytes() == first
+    run(pytester, *args).assert_outcomes(passed=1)
