@@ -53,7 +53,8 @@ def classify(error: BaseException | None) -> tuple[str, str]:
 
 
 WHY = (
-    (("https://", "http://", "ConnectError", "github.com", "RetryError", "Failed to download"),
+    (("https://", "http://", "ConnectError", "ConnectionError", "github.com", "RetryError",
+      "Failed to download"),
      "fetches files by URL"),
     (("LocalEntryNotFoundError", "snapshot folder", "hf_hub_download"),
      "downloads Hub files outside datasets (snapshot_download)"),
@@ -62,7 +63,8 @@ WHY = (
     (("ModuleNotFoundError", "ImportError", "PrerequisiteError", "is not installed"),
      "needs a package inspect_evals does not install"),
     (("No model specified", "get_model", "model environment"), "asks for a model as it is built"),
-    (("must be called inside",), "a solver needs Inspect's sample context"),
+    (("must be called inside", "checkpointer", "ProcessLookupError"),
+     "a solver needs a sandbox or Inspect's sample context before it sends anything"),
     (("is not set", "optional dependency"), "needs a setting or an optional dependency"),
 )  # fmt: skip
 """What a task that fails offline does, by the words of its error."""

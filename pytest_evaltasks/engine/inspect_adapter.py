@@ -28,6 +28,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from inspect import signature
 from pathlib import Path
 from typing import Any
 
@@ -220,19 +221,30 @@ def build(
 ) -> InspectBuilt:
     """The task built with `args` (its module imported by the caller; None: inspect_evals'
     own, imported here), and its first `limit` samples (all: None) rendered."""
+    from inspect_ai import Task
+
     read: list[str] = []
     with _quiet(), _seeded(), _mock_model(), _local_datasets(data_dir, read):
         function = task_function(ref, module)
         try:
+            signature(function).bind(**args)
+        except TypeError as exc:
+            raise InspectError(f"task {ref.name!r}: its arguments do not fit: {exc}") from None
+        except ValueError:
+            pass  # no signature to check: the call says
+        try:
             task = function(**args)
         except DatasetError:
             raise
-        except TypeError as exc:
-            raise InspectError(f"task {ref.name!r}: its arguments do not fit: {exc}") from exc
         except Exception as exc:  # a task function's own failure, named
             raise InspectError(
                 f"task {ref.name!r}: its @task function failed: {type(exc).__name__}: {exc}"
             ) from exc
+        if not isinstance(task, Task):
+            raise InspectError(
+                f"task {ref.name!r}: its @task function returned a {type(task).__name__}, not "
+                f"an Inspect Task"
+            )
         samples = list(task.dataset)
         chosen = samples if limit is None else samples[:limit]
         rendered = [

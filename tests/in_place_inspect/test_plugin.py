@@ -156,3 +156,55 @@ def test_a_task_that_shuffles_without_a_seed_records_the_same_bytes(
     run(pytester, *args, "--snapshot-update").assert_outcomes(passed=1)
     assert snapshot.read_bytes() == first
     run(pytester, *args).assert_outcomes(passed=1)
+
+
+UPGRADE = """\
+import inspect_ai.solver._multiple_choice as multiple_choice
+
+import pytest_evaltasks.engine.inspect_adapter as adapter
+
+# an upgrade of inspect_evals whose multiple-choice template words the question otherwise
+multiple_choice.SINGLE_ANSWER_TEMPLATE = multiple_choice.SINGLE_ANSWER_TEMPLATE.replace(
+    "Answer the following multiple choice question.", "Answer this multiple choice question."
+)
+adapter.versions = lambda: {"inspect_ai": "0.3.285", "inspect_evals": "0.27.0"}
+"""
+
+
+def test_an_upgrade_that_changes_inspect_evals_own_prompts_is_named_as_such(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The upgrade is simulated in every process of the run (a `sitecustomize` on the path:
+    the checks rebuild in fresh processes too)."""
+    (pytester.path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    write_rows(pytester.path / "tasks" / "data", "inspect_evals/arc_easy")
+    args = ("--evaltasks", "inspect_evals/arc_easy", "--evaltasks-dir", "inspect_evals:tasks")
+    run(pytester, *args, "--snapshot-update").assert_outcomes(passed=1)
+    upgraded = pytester.path / "upgraded"
+    upgraded.mkdir()
+    (upgraded / "sitecustomize.py").write_text(UPGRADE, encoding="utf-8")
+    monkeypatch.setenv("PYTHONPATH", str(upgraded))
+    compared = run(pytester, *args)
+    compared.assert_outcomes(failed=1)
+    compared.stdout.fnmatch_lines(
+        ["*Inspect inspect_ai 0.3.285; inspect_evals 0.26.0 → inspect_ai 0.3.285; inspect_evals"
+         " 0.27.0 changed these prompts*there is no version of yours to bump*"]
+    )  # fmt: skip
+    assert "bump the task's" not in compared.stdout.str()
+    run(pytester, *args, "--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (pytester.path / "tasks" / "__snapshots__").glob("inspect_evals-arc_easy-0*")
+    assert "| Answer this multiple choice question." in snapshot.read_text(encoding="utf-8")
+
+
+def test_a_task_that_cannot_be_built_is_one_clear_failure(pytester: pytest.Pytester) -> None:
+    tasks = quiz_project(pytester.path)
+    (tasks / "broken.py").write_text(
+        "from inspect_ai import task\n\n\n@task\ndef broken():\n    return lambda: None\n",
+        encoding="utf-8",
+    )
+    result = run(pytester, "--evaltasks", "broken,quiz@colour='red'", "--snapshot-update")
+    result.assert_outcomes(failed=2)
+    out = result.stdout.str()
+    assert "task 'broken': its @task function returned a function, not an Inspect Task" in out
+    assert "task 'quiz': its arguments do not fit" in out and "colour" in out
+    assert "Traceback" not in out
