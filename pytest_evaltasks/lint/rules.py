@@ -35,8 +35,8 @@ RULES: dict[str, str] = {
     "stop-in-gold": "a stop sequence occurs inside a gold answer: generation stops before it",
     "generation-size-short": "generation_size is below the longest gold answer's word count",
     "identical-fewshots": "two few-shot examples of one doc are identical",
-    "hash-seed-dependent": "prompts depend on PYTHONHASHSEED: lighteval's own evaluations of "
-    "this task vary from run to run (set or dict order of strings); checked as built under "
+    "hash-seed-dependent": "prompts depend on PYTHONHASHSEED: the harness's own evaluations "
+    "of this task vary from run to run (set or dict order of strings); checked as built under "
     "PYTHONHASHSEED=0",
 }
 """Rule name -> what it finds."""
