@@ -132,21 +132,12 @@ def task_functions(path: Path) -> list[tuple[str, str, int]]:
 def holds_task_files(directory: Path) -> bool:
     """The folder is inspect_evals' installed package, or has a top-level `*.py` that imports
     Inspect and defines a `@task`."""
+    from .sources import top_module_holds
+
     installed = installed_package()
     if installed is not None and _same(directory, installed):
         return True
-    try:
-        files = list(directory.glob("*.py"))
-    except OSError:
-        return False
-    for path in files:
-        try:
-            text = path.read_bytes()
-        except OSError:
-            continue
-        if b"inspect_ai" in text and b"@task" in text:
-            return True
-    return False
+    return top_module_holds(directory, b"inspect_ai", b"@task")
 
 
 def _same(left: Path, right: Path) -> bool:

@@ -266,16 +266,23 @@ def source_kind_of(directory: Path) -> str:
 def holds_task_modules(directory: Path) -> bool:
     """The folder has a lighteval-style task module: a top-level `*.py` that names
     `TASKS_TABLE`. Such a folder is never another kind's, whatever else it holds."""
+    return top_module_holds(directory, b"TASKS_TABLE")
+
+
+def top_module_holds(directory: Path, *words: bytes) -> bool:
+    """Some top-level `*.py` of the folder holds every one of `words`: how a kind tells its
+    folders without importing anything."""
     try:
         top = list(directory.glob("*.py"))
     except OSError:
         return False
     for path in top:
         try:
-            if b"TASKS_TABLE" in path.read_bytes():
-                return True
+            text = path.read_bytes()
         except OSError:
             continue
+        if all(word in text for word in words):
+            return True
     return False
 
 
