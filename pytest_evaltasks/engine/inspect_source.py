@@ -13,7 +13,9 @@ named as such by the gate (`Upstream`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -148,12 +150,29 @@ class InspectTasks:
         from .rows import dataset_caches
 
         ref = self._ref(entry)
-        module = None if ref.owned else self._module(ref)
-        built = build(ref, module, request.params_dict, data_dir, run.max_samples)
+        with _importable(None if ref.owned else ref.path.parent):
+            module = None if ref.owned else self._module(ref)
+            built = build(ref, module, request.params_dict, data_dir, run.max_samples)
         rendered = _rendered(request, ref, built)
         rendered.inputs = {*built.read, *self.dependencies(entry)}
         rendered.caches = dataset_caches()
         return rendered
+
+
+@contextlib.contextmanager
+def _importable(folder: Path | None) -> Iterator[None]:
+    """A user's task folder on `sys.path` while its task is imported and built, as Inspect
+    loads a task file (its helpers import by their plain names)."""
+    if folder is None:
+        yield
+        return
+    entry = str(folder)
+    sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(entry)
 
 
 def _rendered(request: TaskRequest, ref: InspectRef, built: InspectBuilt) -> UnitsRendered:

@@ -208,3 +208,31 @@ def test_a_task_that_cannot_be_built_is_one_clear_failure(pytester: pytest.Pytes
     assert "task 'broken': its @task function returned a function, not an Inspect Task" in out
     assert "task 'quiz': its arguments do not fit" in out and "colour" in out
     assert "Traceback" not in out
+
+
+def test_a_helper_the_task_file_imports_by_its_plain_name_is_an_input(
+    pytester: pytest.Pytester,
+) -> None:
+    """As Inspect loads a task file, its folder is importable: a helper imported by its plain
+    name is recorded among the task's inputs, and its edit selects the task and fails it."""
+    tasks = quiz_project(pytester.path)
+    (tasks / "_wording.py").write_text('STYLE = "brief"\n', encoding="utf-8")
+    quiz = tasks / "quiz.py"
+    text = quiz.read_text(encoding="utf-8")
+    text = "from _wording import STYLE\n" + text.replace(
+        'style: str = "brief"', "style: str = STYLE"
+    )
+    quiz.write_text(text, encoding="utf-8")
+    git = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=pytester.path, check=True)
+    run(pytester, "--evaltasks", "quiz", "--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (tasks / "__snapshots__").glob("quiz-0--*.txt")
+    assert "\ntasks/_wording.py\n" in snapshot.read_text(encoding="utf-8")
+    subprocess.run([*git, "add", "-A"], cwd=pytester.path, check=True)
+    subprocess.run([*git, "commit", "-qm", "recorded"], cwd=pytester.path, check=True)
+    (tasks / "_wording.py").write_text('STYLE = "thorough"\n', encoding="utf-8")
+    selected = run(pytester, "--evaltasks-changed=main", "--collect-only", "-q")
+    assert "evaltasks::quiz|0" in selected.stdout.str()
+    failed = run(pytester, "--evaltasks", "quiz")
+    failed.assert_outcomes(failed=1)
+    failed.stdout.fnmatch_lines(["*4 of 4 docs changed*its version is still 0*"])
