@@ -245,6 +245,7 @@ class BuiltSnapshot:
         recorded = {**settings.recorded(), **form.settings()}
         self.facts = recorded_facts(header, recorded, hashes, hash_seed, inputs)
         self._made = (label, hash_seed, inputs)
+        self._older: dict[int, SnapshotFacts] = {}
 
     @property
     def size(self) -> int:
@@ -265,9 +266,11 @@ class BuiltSnapshot:
         """These facts as an older format records them (to verify a file in that format)."""
         if format_version == FORMAT_VERSION:
             return self.facts
-        if format_version == 3:
-            return self._format_3()
-        return self.form.legacy() or self.facts
+        older = self._older.get(format_version)
+        if older is None:  # made once: format 2's hashes every doc again
+            older = self._format_3() if format_version == 3 else self.form.legacy() or self.facts
+            self._older[format_version] = older
+        return older
 
     def _format_3(self) -> SnapshotFacts:
         """Format 3's facts: the same docs, with identities as format 3 made them."""
