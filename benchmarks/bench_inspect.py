@@ -5,10 +5,12 @@ anything. Each is then built once with an empty data root and no network, and so
 stopped it:
 
 - `built`: it needs no rows (its samples are written in its code);
-- `rows`: it reads its rows through `datasets` (`hf_dataset`, `load_dataset`); the error names
-  the data-root folder its rows go in, so it builds offline once they are there;
-- `other`: it fetches files another way (a URL read by `csv_dataset`/`json_dataset`, a git
-  clone, `snapshot_download`), needs a package inspect_evals does not install, or fails while
+- `rows`: it reads its rows through `datasets` (`hf_dataset`, `load_dataset`), or files by URL
+  (`csv_dataset`/`json_dataset` on a URL, inspect_evals' cached loaders, Inspect's checksummed
+  `download()`); the error names the data-root folder or file they go in, so it builds offline
+  once they are there (`--evaltasks-save-data` puts them there where the network is reachable);
+- `other`: it fetches files another way (a git clone, `snapshot_download`, its own HTTP
+  client), needs a package inspect_evals does not install, or fails while
   it is built; the first line of each kind of error is printed.
 
 Needs the inspect extra (`pip install -e ".[inspect]"`). Retries' waits are skipped (no
@@ -46,7 +48,7 @@ def classify(error: BaseException | None) -> tuple[str, str]:
     text = f"{type(error).__name__}: {error}".split("\n")[0][:160]
     cause: BaseException | None = error
     while cause is not None:
-        if isinstance(cause, DatasetError) and "no local copy of dataset" in str(cause):
+        if isinstance(cause, DatasetError) and "no local copy of " in str(cause):
             return "rows", text
         cause = cause.__cause__ or cause.__context__
     return "other", text

@@ -44,6 +44,8 @@ class SavedSlice:
     """Rows the full split has."""
     skipped: list[str] = field(default_factory=list)
     """Few-shot splits only 0-shot tasks read, absent from the dataset, so not saved."""
+    url: str | None = None
+    """The URL of a file saved whole (its one entry in `rows` is its line count)."""
 
 
 class SlicePlan(Protocol):
@@ -56,8 +58,10 @@ class SlicePlan(Protocol):
         """Also save what `other` (a plan for the same folder) needs."""
         ...
 
-    def prepare(self, count: int, root: Path | None = None) -> PreparedSlice:
-        """Load and check the first `count` rows of each split; nothing is written."""
+    def prepare(self, count: int, root: Path | None = None) -> list[PreparedSlice]:
+        """Load and check the first `count` rows of each split; nothing is written. A source
+        whose folders are known only once its task is built (Inspect's) names the data root as
+        its plan's `directory`, and prepares a slice for each folder its tasks read."""
         ...
 
 
@@ -85,8 +89,8 @@ class SliceSource:
         assert isinstance(other, SliceSource)
         self.add(other.task)
 
-    def prepare(self, count: int, root: Path | None = None) -> PreparedSlice:
-        return prepare_slice(self, count, root)
+    def prepare(self, count: int, root: Path | None = None) -> list[PreparedSlice]:
+        return [prepare_slice(self, count, root)]
 
     def add(self, task: Task) -> None:
         """Also save what `task` reads (its data source must be this one's)."""
@@ -116,6 +120,8 @@ class PreparedSlice:
     rows: dict[str, int]
     sizes: dict[str, int]
     skipped: list[str]
+    url: str | None = None
+    """The URL of a file saved whole."""
 
 
 def splits_read(task: Task) -> list[str]:
@@ -236,20 +242,9 @@ def write_slice(prepared: PreparedSlice) -> SavedSlice:
     prepared.directory.mkdir(parents=True, exist_ok=True)
     for name, data in prepared.files.items():
         write_atomic(prepared.directory / name, data)
-    return SavedSlice(prepared.directory, prepared.rows, prepared.sizes, prepared.skipped)
-
-
-def save_slice(
-    task: Task, data_dir: Path, count: int, splits: list[str] | None = None
-) -> SavedSlice:
-    """Write the first `count` rows of each of `splits` (default: the splits `task` needs) of
-    `task`'s dataset, from the Hub, to its slice folder in `data_dir`, all checked first."""
-    source = SliceSource.for_task(task, data_dir)
-    if splits is None:
-        source.add(task)
-    else:
-        source.splits.update(dict.fromkeys(splits, task.name))
-    return write_slice(prepare_slice(source, count))
+    return SavedSlice(
+        prepared.directory, prepared.rows, prepared.sizes, prepared.skipped, prepared.url
+    )
 
 
 def _source_of(task: Task, data_dir: Path) -> tuple[str, str | None, str | None, str]:

@@ -2,9 +2,8 @@
 functions, samples by their datasets' own loaders, prompts by their own solvers.
 
 A task is what its `@task` function returns, called with the request's `@k=v` arguments. Its
-dataset is read by Inspect's loader (`hf_dataset`, and `datasets.load_dataset` under it) with
-`datasets` standing in for a local copy in the data root (`local_datasets.LocalDatasets`), and
-Inspect's own dataset cache kept in a temporary folder (it would write to the user's cache).
+dataset is read by Inspect's own loaders, from local copies in the data root where they are
+(`inspect_data.task_data`).
 
 Each sample is then run through the task's solver chain as Inspect runs it, with one change:
 the model is never called. `generate` records the messages it is given (the prompt as Inspect
@@ -25,14 +24,16 @@ import importlib.util
 import io
 import re
 import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from inspect import signature
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError, EvalTaskError
+
+if TYPE_CHECKING:
+    from .inspect_data import Fetched
 
 PACKAGE = "inspect_evals"
 """The package of inspect_evals' own tasks, named `inspect_evals/<task>`."""
@@ -208,39 +209,53 @@ class InspectBuilt:
 
 
 def build(
-    ref: InspectRef, module: Any, args: dict[str, Any], data_dir: Path | None, limit: int | None
+    ref: InspectRef,
+    module: Any,
+    args: dict[str, Any],
+    data_dir: Path | None,
+    limit: int | None,
+    fetched: Fetched | None = None,
 ) -> InspectBuilt:
     """The task built with `args` (its module imported by the caller; None: inspect_evals'
-    own, imported here), and its first `limit` samples (all: None) rendered."""
-    from inspect_ai import Task
+    own, imported here), and its first `limit` samples (all: None) rendered; its data from the
+    data root (`inspect_data.task_data`), or fetched into `fetched` to be saved there."""
+    from .inspect_data import private_evals_cache, task_data
 
     read: list[str] = []
-    with _quiet(), _seeded(), _mock_model(), _local_datasets(data_dir, read):
+    with _quiet(), _seeded(), private_evals_cache(), _mock_model():
         function = task_function(ref, module)
-        try:
-            signature(function).bind(**args)
-        except TypeError as exc:
-            raise InspectError(f"task {ref.name!r}: its arguments do not fit: {exc}") from None
-        except ValueError:
-            pass  # no signature to check: the call says
-        try:
-            task = function(**args)
-        except DatasetError:
-            raise
-        except Exception as exc:  # a task function's own failure, named
-            raise InspectError(
-                f"task {ref.name!r}: its @task function failed: {type(exc).__name__}: {exc}"
-            ) from exc
-        if not isinstance(task, Task):
-            raise InspectError(
-                f"task {ref.name!r}: its @task function returned a {type(task).__name__}, not "
-                f"an Inspect Task"
-            )
-        samples = list(task.dataset)
-        chosen = samples if limit is None else samples[:limit]
-        rendered = [
-            _render(ref.name, task, sample, position) for position, sample in enumerate(chosen)
-        ]
+        with task_data(data_dir, read, fetched):
+            return _built(ref, function, args, limit, read)
+
+
+def _built(
+    ref: InspectRef, function: Any, args: dict[str, Any], limit: int | None, read: list[str]
+) -> InspectBuilt:
+    """The task `function` returns for `args`, and its first `limit` samples rendered."""
+    from inspect_ai import Task
+
+    try:
+        signature(function).bind(**args)
+    except TypeError as exc:
+        raise InspectError(f"task {ref.name!r}: its arguments do not fit: {exc}") from None
+    except ValueError:
+        pass  # no signature to check: the call says
+    try:
+        task = function(**args)
+    except DatasetError:
+        raise
+    except Exception as exc:  # a task function's own failure, named
+        raise InspectError(
+            f"task {ref.name!r}: its @task function failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(task, Task):
+        raise InspectError(
+            f"task {ref.name!r}: its @task function returned a {type(task).__name__}, not "
+            f"an Inspect Task"
+        )
+    samples = list(task.dataset)
+    chosen = samples if limit is None else samples[:limit]
+    rendered = [_render(ref.name, task, sample, position) for position, sample in enumerate(chosen)]
     return InspectBuilt(task, rendered, len(samples), read)
 
 
@@ -323,59 +338,6 @@ def _plain(value: Any) -> Any:
         return [_plain(item) for item in value]
     dump = getattr(value, "model_dump", None)
     return dump(mode="json", exclude_none=True) if dump is not None else value
-
-
-@contextlib.contextmanager
-def _local_datasets(data_dir: Path | None, read: list[str]) -> Iterator[None]:
-    """Rows from the data root while a task is built: `datasets` as the task's loaders see it
-    (they call the module's `load_dataset`), its own caching of `.map` results off, and
-    Inspect's dataset cache an empty temporary folder (a copy cached there would be read
-    instead of the data root's, and a load would be saved into the user's cache)."""
-    import datasets
-    import inspect_ai.dataset._sources.hf as hf_source
-
-    from .local_datasets import LocalDatasets
-
-    real = datasets.load_dataset
-    stand_in = LocalDatasets(_Unpatched(datasets, real), data_dir, read)
-    saved_cache = hf_source.inspect_cache_dir
-    caching = datasets.is_caching_enabled()
-    with tempfile.TemporaryDirectory(prefix="evaltasks-inspect-") as folder:
-        datasets.load_dataset = _unsaved(stand_in.load_dataset)
-        hf_source.inspect_cache_dir = lambda subdir, create=True: Path(folder)
-        datasets.disable_caching()
-        try:
-            yield
-        finally:
-            datasets.load_dataset = real
-            hf_source.inspect_cache_dir = saved_cache
-            if caching:
-                datasets.enable_caching()
-
-
-def _unsaved(load_dataset: Any) -> Any:
-    """`load_dataset` whose datasets are never saved to disk: Inspect's `hf_dataset` saves
-    what it loads into its cache, and the rows must come from the data root on every build."""
-
-    def load(*args: Any, **kwargs: Any) -> Any:
-        dataset = load_dataset(*args, **kwargs)
-        with contextlib.suppress(AttributeError, TypeError):
-            dataset.save_to_disk = lambda *args, **kwargs: None
-        return dataset
-
-    return load
-
-
-class _Unpatched:
-    """The `datasets` module with its own `load_dataset`, for the stand-in to fall back on
-    while the module's attribute is the stand-in's."""
-
-    def __init__(self, module: Any, load_dataset: Any) -> None:
-        self._module = module
-        self.load_dataset = load_dataset
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._module, name)
 
 
 @contextlib.contextmanager

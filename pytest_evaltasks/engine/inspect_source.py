@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,9 @@ from .sources import Entry, Registrar, SourceKind, SourceSetup
 if TYPE_CHECKING:
     from ..snapshot.settings import RunSettings
     from .chat_template import ChatTemplate
+    from .data_slices import PreparedSlice, SlicePlan
     from .inspect_adapter import InspectBuilt, InspectRef, RenderedSample
+    from .inspect_data import Fetched
     from .task_modules import LoadedModule
     from .task_string import TaskRequest
 
@@ -123,17 +126,38 @@ class InspectTasks:
     def has_local_data(self, entry: Entry, data_dir: Path | None) -> bool:
         return False  # where a task reads from is known only once it is built
 
+    def slice_plan(self, entry: Entry, request: TaskRequest, data_dir: Path) -> InspectSlice:
+        """The data root: the folders a task's data goes in are known only once it is built
+        (`InspectSlice.prepare`)."""
+        return InspectSlice(self, data_dir, [(entry, request)])
+
+    def fetch(self, entry: Entry, request: TaskRequest, data_dir: Path) -> Fetched:
+        """What a task fetches as it is built (its datasets' splits, its URL files), for
+        `--evaltasks-save-data`; local copies are not read."""
+        from .inspect_adapter import build
+        from .inspect_data import Fetched
+
+        ref = self._ref(entry)
+        fetched = Fetched(data_dir, entry.name)
+        with _importable(None if ref.owned else ref.path.parent):
+            module = None if ref.owned else self._module(ref)
+            build(ref, module, request.params_dict, data_dir, 0, fetched)
+        return fetched
+
     def suggestions(self) -> list[str]:
         return list(self.refs)
 
     def _module(self, ref: InspectRef) -> Any:
         """A user's task file, imported once (observed as a task module is)."""
         from .inspect_adapter import InspectError
+        from .inspect_data import private_evals_cache
         from .task_modules import load_module, module_name_for
 
         loaded = self.modules.get(ref.path)
         if loaded is None:
-            loaded = self.modules[ref.path] = load_module(ref.path, module_name_for(ref.path))
+            with private_evals_cache():
+                loaded = load_module(ref.path, module_name_for(ref.path))
+            self.modules[ref.path] = loaded
         if loaded.module is None:
             raise InspectError(f"task file {ref.path} failed to import:\n{loaded.error}")
         return loaded.module
@@ -157,6 +181,31 @@ class InspectTasks:
         rendered.inputs = {*built.read, *self.dependencies(entry)}
         rendered.caches = dataset_caches()
         return rendered
+
+
+@dataclass
+class InspectSlice:
+    """Inspect tasks' data to save (a `data_slices.SlicePlan`): every Inspect task of a run
+    shares one plan, named by the data root, as each task's folders are known only once it is
+    built."""
+
+    source: InspectTasks
+    directory: Path
+    tasks: list[tuple[Entry, TaskRequest]]
+
+    def merge(self, other: SlicePlan) -> None:
+        assert isinstance(other, InspectSlice)
+        self.tasks += [task for task in other.tasks if task not in self.tasks]
+
+    def prepare(self, count: int, root: Path | None = None) -> list[PreparedSlice]:
+        """Each task built with what it fetches kept, then the first `count` rows of each split
+        and each URL file, one slice per folder (the first task's, where two read one)."""
+        slices: dict[Path, PreparedSlice] = {}
+        for entry, request in self.tasks:
+            for prepared in self.source.fetch(entry, request, self.directory).prepared(count):
+                key = prepared.directory / (prepared.url or "")
+                slices.setdefault(key, prepared)
+        return list(slices.values())
 
 
 @contextlib.contextmanager

@@ -377,14 +377,15 @@ class LmEvalYaml:
         """`<data root>/<dataset_path>/<dataset_name or default>/`, for the first rows of
         every split the task reads; refused (naming the task) outside the data root."""
         from .lm_eval_adapter import dataset_of
+        from .local_datasets import folder_for
 
         path, name, _ = dataset_of(self.config(entry))
-        if not isinstance(path, str) or not path or os.path.isabs(path) or ".." in Path(path).parts:
+        folder = folder_for(data_dir, path, name)
+        if folder is None:
             raise DatasetError(
                 f"task {entry.name!r}: dataset_path {path!r} names no dataset inside the data "
                 f"root ({data_dir}); --evaltasks-save-data writes only there"
             )
-        folder = data_dir / path / (name if isinstance(name, str) and name else "default")
         return LmEvalSlice(self, entry, folder)
 
     def prepare_slice(self, entry: Entry, folder: Path, count: int) -> PreparedSlice:
@@ -768,8 +769,8 @@ class LmEvalSlice:
     def merge(self, other: SlicePlan) -> None:
         return None  # the first task's splits are the folder's
 
-    def prepare(self, count: int, root: Path | None = None) -> PreparedSlice:
-        return self.source.prepare_slice(self.entry, self.directory, count)
+    def prepare(self, count: int, root: Path | None = None) -> list[PreparedSlice]:
+        return [self.source.prepare_slice(self.entry, self.directory, count)]
 
 
 SOURCE_KIND = SourceKind(KIND, is_lm_eval_folder, LmEvalYaml)

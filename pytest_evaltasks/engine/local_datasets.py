@@ -18,15 +18,20 @@ DATA_EXTENSIONS = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".c
 """Split files of a local dataset folder, with the `datasets` builder that reads them."""
 
 
-def local_folder(data_dir: Path | None, path: Any, name: Any) -> Path | None:
-    """`<data root>/<dataset_path>/<dataset_name or default>` when it is a folder inside the
-    data root; None otherwise."""
+def folder_for(data_dir: Path | None, path: Any, name: Any) -> Path | None:
+    """`<data root>/<dataset_path>/<dataset_name or default>`, where a dataset's local copy
+    goes; None without a data root, or for a path that would leave it."""
     if data_dir is None or not isinstance(path, str) or not path:
         return None
     if os.path.isabs(path) or ".." in Path(path).parts:
         return None
-    folder = data_dir / path / (name if isinstance(name, str) and name else "default")
-    return folder if folder.is_dir() else None
+    return data_dir / path / (name if isinstance(name, str) and name else "default")
+
+
+def local_folder(data_dir: Path | None, path: Any, name: Any) -> Path | None:
+    """The dataset's local copy (`folder_for`) when it is there; None otherwise."""
+    folder = folder_for(data_dir, path, name)
+    return folder if folder is not None and folder.is_dir() else None
 
 
 def split_files(folder: Path) -> tuple[str, dict[str, str]]:

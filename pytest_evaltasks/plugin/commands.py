@@ -90,7 +90,7 @@ def save_data(config: pytest.Config) -> int:
     prepared: list[tuple[TaskRequest, PreparedSlice]] = []
     for request, plan in slices.values():
         try:
-            prepared.append((request, plan.prepare(count, options.root)))
+            prepared += [(request, item) for item in plan.prepare(count, options.root)]
         except EvalTaskError as exc:
             problems.append(f"{request.label}: {exc}")
     if problems:
@@ -104,6 +104,11 @@ def save_data(config: pytest.Config) -> int:
         except WriteError as exc:
             writer.line(f"{request.label}: {exc}", red=True)
             return 1
+        if saved.url is not None:
+            (name,) = saved.rows
+            where = shown(saved.directory / name)
+            writer.line(f"{request.label}: saved {saved.url} whole to {where}")
+            continue
         rows = ", ".join(
             f"{split} {rows} of {saved.sizes[split]}" for split, rows in saved.rows.items()
         )

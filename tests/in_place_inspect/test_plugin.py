@@ -236,3 +236,80 @@ def test_a_helper_the_task_file_imports_by_its_plain_name_is_an_input(
     failed = run(pytester, "--evaltasks", "quiz")
     failed.assert_outcomes(failed=1)
     failed.stdout.fnmatch_lines(["*4 of 4 docs changed*its version is still 0*"])
+
+
+FETCHING = """\
+import os
+
+import fsspec
+from inspect_ai import Task, task
+from inspect_ai.dataset import FieldSpec, MemoryDataset, csv_dataset, hf_dataset
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate, prompt_template
+
+URL = "memory://files.example/quiz/extra.csv"
+if os.environ.get("QUIZ_REMOTE_UP"):  # the URL's file, reachable only in the saving run
+    with fsspec.open(URL, "w") as stream:
+        stream.write("input,target\\nWhat is up?,sky\\nWhat is down?,floor\\n")
+
+
+@task
+def fetching() -> Task:
+    rows = hf_dataset("json", data_files=os.path.abspath("raw/quiz.jsonl"), split="train",
+                      sample_fields=FieldSpec(input="q", target="a", id="id"))
+    return Task(
+        dataset=MemoryDataset([*rows, *csv_dataset(URL)]),
+        solver=[prompt_template("Q: {prompt}"), generate()],
+        scorer=match(),
+    )
+"""
+
+
+def test_save_data_keeps_a_tasks_dataset_slice_and_url_files_for_offline_runs(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--evaltasks-save-data` builds the task with what it fetches kept: the first rows of
+    each split it reads through `datasets` and each URL file whole land in the data root, and
+    a later run, with the source files gone, reads them there and records them as inputs."""
+    tasks = pytester.path / "tasks"
+    tasks.mkdir()
+    (pytester.path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tasks / "fetching.py").write_text(FETCHING, encoding="utf-8")
+    raw = pytester.path / "raw" / "quiz.jsonl"
+    raw.parent.mkdir()
+    rows = [{"id": i, "q": f"What is {i} + {i}?", "a": str(2 * i)} for i in range(9)]
+    raw.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+    offline = run(pytester, "--evaltasks", "fetching", "--evaltasks-save-data", "3")
+    assert offline.ret == 1
+    offline.stdout.fnmatch_lines(["*no local copy of memory://files.example/quiz/extra.csv at *"
+                                  "tasks/data/files.example/quiz/extra.csv*", "nothing was saved*"])
+    assert not (tasks / "data").exists()
+
+    monkeypatch.setenv("QUIZ_REMOTE_UP", "1")
+    saved = run(pytester, "--evaltasks", "fetching", "--evaltasks-save-data", "3")
+    assert saved.ret == 0, saved.stdout.str()
+    saved.stdout.fnmatch_lines([
+        "fetching|0: saved train 3 of 9 rows to tasks/data/json/default",
+        "fetching|0: saved memory://files.example/quiz/extra.csv whole to "
+        "tasks/data/files.example/quiz/extra.csv",
+    ])  # fmt: skip
+    slice_rows = (tasks / "data" / "json" / "default" / "train.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in slice_rows] == rows[:3]
+    manifest = json.loads((tasks / "data" / "json" / "default" / "MANIFEST").read_text())
+    assert manifest["split_sizes"] == {"train": 9} and manifest["split"] == "train"
+    copy = tasks / "data" / "files.example" / "quiz" / "extra.csv"
+    assert copy.read_text() == "input,target\nWhat is up?,sky\nWhat is down?,floor\n"
+
+    monkeypatch.delenv("QUIZ_REMOTE_UP")
+    raw.unlink()
+    run(pytester, "--evaltasks", "fetching", "--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (tasks / "__snapshots__").glob("fetching-0--*.txt")
+    text = snapshot.read_text(encoding="utf-8")
+    assert "docs: 5\n" in text
+    assert "\ntasks/data/files.example/quiz/extra.csv\ntasks/data/json/default/train.jsonl\n" in text
+
+    copy.write_text("input,target\nWhat is up?,sky\nWhat is left?,floor\n", encoding="utf-8")
+    changed = run(pytester, "--evaltasks", "fetching")
+    changed.assert_outcomes(failed=1)
+    changed.stdout.fnmatch_lines(["*1 of 5 docs changed*"])

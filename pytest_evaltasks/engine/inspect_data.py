@@ -1,0 +1,368 @@
+"""Where an Inspect task's data comes from while it is built: the data root first.
+
+- A dataset read through `datasets` (`hf_dataset`, `load_dataset`) comes from
+  `<data root>/<path>/<name or default>/<split>.jsonl` (`local_datasets.LocalDatasets`), as
+  for lighteval's and lm-eval's tasks.
+- A file read by URL (`csv_dataset` or `json_dataset` on an `https://`, `s3://`, ... file, and
+  inspect_evals' cached loaders, which fetch through the same call) comes from
+  `<data root>/<host>/<the URL's path>` (`url_copy`).
+
+What has no local copy is fetched as Inspect would fetch it (the Hub or its cache, the URL); a
+failure is an error that says where the local copy goes. Inspect's and inspect_evals' own
+download caches are kept in a temporary folder while a task is built: a copy cached there would
+be read instead of the data root's, and a fetch would be saved into the user's cache.
+
+`--evaltasks-save-data` builds a task with `Fetched` collecting what it fetched, skipping local
+copies: the first rows of each dataset split read, and each URL's file whole (Inspect reads it
+whole, and a task that samples or shuffles its rows needs them all), are then written where the
+next build reads them (`Fetched.prepared`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import io
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from ..errors import DatasetError
+from .local_datasets import LocalDatasets, folder_for
+
+LOCAL_SCHEMES = frozenset({"", "file", "local"})
+"""URL schemes of local files, read where they are (a drive letter is one letter)."""
+
+MANIFEST_KEYS = ("revision", "split")
+"""The `load_dataset` arguments a slice's MANIFEST records beside the dataset's path and name
+(local data files are the machine's, and not recorded)."""
+
+PLAIN_SPLIT = re.compile(r"[\w.-]+")
+"""A split `--evaltasks-save-data` can save (not a slice such as `train[:10]`)."""
+
+
+def is_remote(urlpath: object) -> bool:
+    """A file named by a URL Inspect fetches (`https://...`, `s3://...`, `hf://...`)."""
+    if not isinstance(urlpath, str) or "://" not in urlpath:
+        return False
+    scheme = urlsplit(urlpath).scheme
+    return scheme not in LOCAL_SCHEMES and len(scheme) > 1
+
+
+def url_copy(data_dir: Path | None, url: str) -> Path | None:
+    """Where the local copy of a URL's file is: `<data root>/<host>/<path>` (a query, if any,
+    kept in the file name); None without a data root or for a URL that would leave it."""
+    if data_dir is None:
+        return None
+    parts = urlsplit(url)
+    path = parts.path.strip("/")
+    if parts.query:
+        path += "%3F" + quote(parts.query, safe="")
+    pieces = [parts.netloc, *path.split("/")]
+    if not path or any(piece in ("", ".", "..") for piece in pieces):
+        return None
+    return data_dir.joinpath(*pieces)
+
+
+@dataclass
+class Fetched:
+    """What a task fetched while built for `--evaltasks-save-data`: dataset splits by the
+    data-root folder they go in, and URL files by their local copy's path."""
+
+    data_dir: Path
+    task: str
+    datasets: dict[Path, dict[str, Any]] = field(default_factory=dict)
+    """Folder to {split: the full `datasets.Dataset`}."""
+    coordinates: dict[Path, dict[str, Any]] = field(default_factory=dict)
+    """Folder to the `load_dataset` arguments that name the dataset (its MANIFEST)."""
+    files: dict[Path, tuple[str, bytes]] = field(default_factory=dict)
+    """Local copy to (URL, content)."""
+
+    def add_dataset(self, path: Any, name: Any, kwargs: dict[str, Any], loaded: Any) -> None:
+        """A `load_dataset` call's result, by split; refused (naming the task) when its folder
+        would be outside the data root or its split is an expression."""
+        folder = folder_for(self.data_dir, path, name)
+        if folder is None:
+            raise DatasetError(
+                f"task {self.task!r}: dataset {path!r} names no folder inside the data root "
+                f"({self.data_dir}); --evaltasks-save-data writes only there"
+            )
+        split = kwargs.get("split")
+        if split is None:
+            splits = dict(loaded)
+        elif isinstance(split, str) and PLAIN_SPLIT.fullmatch(split):
+            splits = {split: loaded}
+        else:
+            raise DatasetError(
+                f"task {self.task!r}: dataset {path!r} is read as split {split!r}, which a "
+                f"local folder cannot hold; save the whole split's rows as <split>.jsonl in "
+                f"{folder} by hand"
+            )
+        for key, rows in splits.items():
+            self.datasets.setdefault(folder, {}).setdefault(key, rows)
+        self.coordinates.setdefault(
+            folder,
+            {"dataset_path": path, "dataset_name": name}
+            | {key: kwargs[key] for key in MANIFEST_KEYS if isinstance(kwargs.get(key), str)},
+        )
+
+    def add_file(self, url: str, data: bytes) -> None:
+        """A URL's file as fetched; refused when its copy would be outside the data root."""
+        copy = url_copy(self.data_dir, url)
+        if copy is None:
+            raise DatasetError(
+                f"task {self.task!r}: URL {url!r} has no place in the data root "
+                f"({self.data_dir}); --evaltasks-save-data writes only there"
+            )
+        self.files.setdefault(copy, (url, data))
+
+    def prepared(self, count: int) -> list[Any]:
+        """Every slice to write: the first `count` rows of each split read, with a MANIFEST
+        naming the dataset, and each URL file whole."""
+        from .data_slices import PreparedSlice, sliced
+
+        slices = [
+            sliced(splits, list(splits), count, self.task, folder, self.coordinates[folder])
+            for folder, splits in self.datasets.items()
+        ]
+        for copy, (url, data) in self.files.items():
+            rows = {copy.name: data.count(b"\n") + (not data.endswith(b"\n") and bool(data))}
+            slices.append(PreparedSlice(copy.parent, {copy.name: data}, rows, rows, [], url))
+        return slices
+
+
+class _SavingDatasets(LocalDatasets):
+    """`datasets` while a task is built for `--evaltasks-save-data`: every dataset is loaded
+    by `datasets` itself (the data root's copy is what is being replaced) and kept."""
+
+    def __init__(self, real: Any, fetched: Fetched) -> None:
+        super().__init__(real, None, [])
+        self._fetched = fetched
+
+    def load_dataset(self, path: Any = None, name: Any = None, **kwargs: Any) -> Any:
+        loaded = super().load_dataset(path, name, **kwargs)
+        self._fetched.add_dataset(path, name, kwargs, loaded)
+        return loaded
+
+
+class _RemoteFiles:
+    """Files named by URL while a task is built: the local copy in the data root when there is
+    one, else fetched (and kept, when saving); a fetch that fails is an error saying where the
+    copy goes."""
+
+    def __init__(self, data_dir: Path | None, read: list[str], fetched: Fetched | None) -> None:
+        self._data_dir = data_dir
+        self._read = read
+        self._fetched = fetched
+
+    def content(self, url: str, fetch: Callable[[], bytes]) -> bytes:
+        """The URL's file, from its local copy or by `fetch`."""
+        copy = url_copy(self._data_dir, url)
+        if self._fetched is None and copy is not None and copy.is_file():
+            self._read.append(str(copy))
+            return copy.read_bytes()
+        try:
+            data = fetch()
+        except Exception as exc:
+            where = f" at {copy}" if copy is not None else ""
+            raise DatasetError(
+                f"no local copy of {url}{where}, and it could not be fetched: "
+                f"{type(exc).__name__}: {exc}. Put the file there, or save it with "
+                f"--evaltasks-save-data where the URL is reachable"
+            ) from exc
+        if self._fetched is not None:
+            self._fetched.add_file(url, data)
+        return data
+
+
+class _LocalFsspec:
+    """The `fsspec` module as Inspect's `file()` sees it (`csv_dataset`, `json_dataset` and
+    inspect_evals' cached loaders read through it): a URL's file read from `_RemoteFiles`."""
+
+    def __init__(self, real: Any, remote: _RemoteFiles) -> None:
+        self._real = real
+        self._remote = remote
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def open(self, urlpath: Any, mode: str = "rb", **kwargs: Any) -> Any:
+        if not is_remote(urlpath) or "r" not in mode:
+            return self._real.open(urlpath, mode=mode, **kwargs)
+        options = {key: value for key, value in kwargs.items() if key != "encoding"}
+
+        def fetch() -> bytes:
+            with self._real.open(urlpath, mode="rb", **options) as stream:
+                return bytes(stream.read())
+
+        data = io.BytesIO(self._remote.content(urlpath, fetch))
+        encoding = kwargs.get("encoding") or "utf-8"
+        return contextlib.nullcontext(
+            data if "b" in mode else io.TextIOWrapper(data, encoding=encoding)
+        )
+
+
+class _LocalHttpx:
+    """The `httpx` module as Inspect's checksummed `download()` sees it (inspect_evals' tasks
+    fetch their files with it): a GET's body read from `_RemoteFiles`; `download` then checks
+    it against the task's checksum as it would a fetched one."""
+
+    def __init__(self, real: Any, remote: _RemoteFiles) -> None:
+        self._real = real
+        self._remote = remote
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    @contextlib.contextmanager
+    def stream(self, method: str, url: Any, **kwargs: Any) -> Iterator[Any]:
+        if method.upper() != "GET":
+            with self._real.stream(method, url, **kwargs) as response:
+                yield response
+            return
+
+        def fetch() -> bytes:
+            response = self._real.get(url, **kwargs)
+            response.raise_for_status()
+            return bytes(response.content)
+
+        yield _Body(self._remote.content(str(url), fetch))
+
+
+@dataclass(frozen=True)
+class _Body:
+    """A fetched body as `download()` reads an `httpx` response."""
+
+    data: bytes
+
+    def raise_for_status(self) -> None:
+        return None
+
+    def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
+        size = chunk_size or len(self.data) or 1
+        for start in range(0, len(self.data), size):
+            yield self.data[start : start + size]
+
+
+@contextlib.contextmanager
+def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -> Iterator[None]:
+    """Rows and files from the data root while a task is built (or, with `fetched`, fetched
+    and kept): `datasets` as the task's loaders see it (they call the module's
+    `load_dataset`), Inspect's `file()` through `_LocalFsspec`, `datasets`' caching of `.map`
+    results off, and Inspect's and inspect_evals' download caches an empty temporary folder."""
+    import datasets
+    import inspect_ai._util.download as inspect_download
+    import inspect_ai._util.file as inspect_files
+    import inspect_ai.dataset._sources.hf as hf_source
+
+    real = datasets.load_dataset
+    unpatched = _Unpatched(datasets, real)
+    stand_in = (
+        LocalDatasets(unpatched, data_dir, read)
+        if fetched is None
+        else _SavingDatasets(unpatched, fetched)
+    )
+    remote = _RemoteFiles(data_dir, read, fetched)
+    saved_fsspec, saved_cache = inspect_files.fsspec, hf_source.inspect_cache_dir
+    saved_httpx = inspect_download.httpx
+    caching = datasets.is_caching_enabled()
+    with tempfile.TemporaryDirectory(prefix="evaltasks-inspect-") as folder:
+        datasets.load_dataset = _unsaved(stand_in.load_dataset)
+        inspect_files.fsspec = _LocalFsspec(saved_fsspec, remote)
+        inspect_download.httpx = _LocalHttpx(saved_httpx, remote)
+        hf_source.inspect_cache_dir = lambda subdir, create=True: Path(folder)
+        datasets.disable_caching()
+        try:
+            with _evals_cache(Path(folder)):
+                yield
+        finally:
+            datasets.load_dataset = real
+            inspect_files.fsspec = saved_fsspec
+            inspect_download.httpx = saved_httpx
+            hf_source.inspect_cache_dir = saved_cache
+            if caching:
+                datasets.enable_caching()
+
+
+@contextlib.contextmanager
+def _evals_cache(folder: Path) -> Iterator[None]:
+    """inspect_evals' cached URL loaders (`load_json_dataset`, `load_csv_dataset`) keep their
+    downloads in `folder`, so that each build fetches through Inspect's `file()` (and so from
+    the data root); nothing when the task's module did not import them (its import is the
+    caller's, before the task is built)."""
+    loaders = sys.modules.get("inspect_evals.utils.load_dataset")
+    if loaders is None:
+        yield
+        return
+    saved = loaders.INSPECT_EVALS_CACHE_PATH
+    loaders.INSPECT_EVALS_CACHE_PATH = folder
+    try:
+        yield
+    finally:
+        loaders.INSPECT_EVALS_CACHE_PATH = saved
+
+
+EVALS_CACHE_VARIABLE = "INSPECT_EVALS_CACHE_DIR"
+"""Where inspect_evals keeps what its tasks download (read once, as it is imported)."""
+
+
+@contextlib.contextmanager
+def private_evals_cache() -> Iterator[None]:
+    """inspect_evals, when first imported here, keeps its downloads in a folder of this
+    process's own (removed at exit) and not the user's cache: a file cached there would be read
+    instead of the data root's copy, unrecorded, and a fetch would be written outside the
+    project. Its tasks derive their paths from the folder as they are imported, so this is
+    around every import of a task's module."""
+    if "inspect_evals.constants" in sys.modules:
+        yield
+        return
+    saved = os.environ.get(EVALS_CACHE_VARIABLE)
+    os.environ[EVALS_CACHE_VARIABLE] = _process_cache()
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(EVALS_CACHE_VARIABLE, None)
+        else:
+            os.environ[EVALS_CACHE_VARIABLE] = saved
+
+
+@functools.cache
+def _process_cache() -> str:
+    """A temporary folder for this process, removed as it exits."""
+    folder = tempfile.mkdtemp(prefix="evaltasks-inspect-evals-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def _unsaved(load_dataset: Any) -> Any:
+    """`load_dataset` whose datasets are never saved to disk: Inspect's `hf_dataset` saves
+    what it loads into its cache, and the rows must come from the data root on every build."""
+
+    def load(*args: Any, **kwargs: Any) -> Any:
+        dataset = load_dataset(*args, **kwargs)
+        with contextlib.suppress(AttributeError, TypeError):
+            dataset.save_to_disk = lambda *args, **kwargs: None
+        return dataset
+
+    return load
+
+
+class _Unpatched:
+    """The `datasets` module with its own `load_dataset`, for the stand-in to fall back on
+    while the module's attribute is the stand-in's."""
+
+    def __init__(self, module: Any, load_dataset: Any) -> None:
+        self._module = module
+        self.load_dataset = load_dataset
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._module, name)
