@@ -308,7 +308,9 @@ def _render(name: str, task: Any, sample: Any, position: int) -> RenderedSample:
             ) from exc
     if not sent:  # a chain that never generates: what it would send
         sent.append([_message(message) for message in state.messages])
-    return RenderedSample(str(sample_id), _sample_fields(sample), sent)
+    from .inspect_data import stable_paths
+
+    return RenderedSample(str(sample_id), stable_paths(_sample_fields(sample)), stable_paths(sent))
 
 
 def _message(message: Any) -> dict[str, Any]:

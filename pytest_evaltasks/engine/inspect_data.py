@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import io
 import os
 import re
@@ -302,12 +301,12 @@ def _evals_cache(folder: Path) -> Iterator[None]:
     if loaders is None:
         yield
         return
-    saved = loaders.INSPECT_EVALS_CACHE_PATH
-    loaders.INSPECT_EVALS_CACHE_PATH = folder
+    saved = getattr(loaders, "INSPECT_EVALS_CACHE_PATH")  # noqa: B009 (a module's global)
+    setattr(loaders, "INSPECT_EVALS_CACHE_PATH", folder)  # noqa: B010
     try:
         yield
     finally:
-        loaders.INSPECT_EVALS_CACHE_PATH = saved
+        setattr(loaders, "INSPECT_EVALS_CACHE_PATH", saved)  # noqa: B010
 
 
 EVALS_CACHE_VARIABLE = "INSPECT_EVALS_CACHE_DIR"
@@ -335,12 +334,37 @@ def private_evals_cache() -> Iterator[None]:
             os.environ[EVALS_CACHE_VARIABLE] = saved
 
 
-@functools.cache
+_private_folder: str | None = None
+"""This process's inspect_evals download folder, once made."""
+
+
+PRIVATE_CACHE_NAME = "$INSPECT_EVALS_CACHE_DIR"
+"""How the private download folder is written where a build shows it (a dataset's location, a
+sample's file): its path is the process's own, and a record is the same in every process."""
+
+
+def stable_paths(value: Any) -> Any:
+    """`value` (plain data) with the private download folder's path written as
+    `PRIVATE_CACHE_NAME`."""
+    folder = _private_folder
+    if folder is None:
+        return value
+    if isinstance(value, str):
+        return value.replace(folder, PRIVATE_CACHE_NAME)
+    if isinstance(value, list):
+        return [stable_paths(item) for item in value]
+    if isinstance(value, dict):
+        return {key: stable_paths(item) for key, item in value.items()}
+    return value
+
+
 def _process_cache() -> str:
-    """A temporary folder for this process, removed as it exits."""
-    folder = tempfile.mkdtemp(prefix="evaltasks-inspect-evals-")
-    atexit.register(shutil.rmtree, folder, True)
-    return folder
+    """A temporary folder for this process (made once, removed as it exits)."""
+    global _private_folder
+    if _private_folder is None:
+        _private_folder = tempfile.mkdtemp(prefix="evaltasks-inspect-evals-")
+        atexit.register(shutil.rmtree, _private_folder, True)
+    return _private_folder
 
 
 def _unsaved(load_dataset: Any) -> Any:

@@ -227,6 +227,7 @@ def _importable(folder: Path | None) -> Iterator[None]:
 def _rendered(request: TaskRequest, ref: InspectRef, built: InspectBuilt) -> UnitsRendered:
     """A built task as rendered units, with the `[task]` fields and settings they record."""
     from .inspect_adapter import versions
+    from .inspect_data import stable_paths
 
     task = built.task
     header: dict[str, Any] = {"task": task.name}
@@ -235,7 +236,7 @@ def _rendered(request: TaskRequest, ref: InspectRef, built: InspectBuilt) -> Uni
     header["config_source"] = _source_text(ref)
     dataset = task.dataset
     where = [part for part in (dataset.name, dataset.location) if part]
-    header["dataset"] = " @ ".join(dict.fromkeys(where)) or "-"
+    header["dataset"] = stable_paths(" @ ".join(dict.fromkeys(where)) or "-")
     for key in ("solver", "scorer", "metrics", "epochs"):
         value = getattr(task, key, None)
         if value is not None:

@@ -307,9 +307,62 @@ def test_save_data_keeps_a_tasks_dataset_slice_and_url_files_for_offline_runs(
     (snapshot,) = (tasks / "__snapshots__").glob("fetching-0--*.txt")
     text = snapshot.read_text(encoding="utf-8")
     assert "docs: 5\n" in text
-    assert "\ntasks/data/files.example/quiz/extra.csv\ntasks/data/json/default/train.jsonl\n" in text
+    copies = ["tasks/data/files.example/quiz/extra.csv", "tasks/data/json/default/train.jsonl"]
+    assert "\n[inputs]\n" + "\n".join(copies) + "\n" in text
 
     copy.write_text("input,target\nWhat is up?,sky\nWhat is left?,floor\n", encoding="utf-8")
     changed = run(pytester, "--evaltasks", "fetching")
     changed.assert_outcomes(failed=1)
     changed.stdout.fnmatch_lines(["*1 of 5 docs changed*"])
+
+
+DOWNLOADING = """\
+from inspect_ai import Task, task
+from inspect_ai.dataset import json_dataset
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate, prompt_template
+from inspect_ai.util import download
+from inspect_evals.constants import INSPECT_EVALS_CACHE_PATH
+
+URL = "https://files.example/quiz/rows.jsonl"
+CACHED = INSPECT_EVALS_CACHE_PATH / "quiz" / "rows.jsonl"
+
+
+@task
+def downloading(style: str = "Q") -> Task:
+    download(URL, "SHA", CACHED)
+    return Task(dataset=json_dataset(str(CACHED)),
+                solver=[prompt_template(style + ": {prompt}"), generate()], scorer=match())
+"""
+
+
+def test_a_downloaded_file_comes_from_the_data_root_not_a_cache(
+    pytester: pytest.Pytester,
+) -> None:
+    """A file a task downloads into inspect_evals' cache (Inspect's checksummed `download()`)
+    comes from its copy in the data root, and is recorded for each task: the cache is a folder
+    of the process's own, written in records by a name of its own (every process records the
+    same bytes), and the user's stays as it was."""
+    import hashlib
+    import os
+
+    rows = b'{"input": "What is up?", "target": "sky"}\n'
+    tasks = pytester.path / "tasks"
+    copy = tasks / "data" / "files.example" / "quiz" / "rows.jsonl"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(rows)
+    (pytester.path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    task = DOWNLOADING.replace("SHA", hashlib.sha256(rows).hexdigest())
+    (tasks / "downloading.py").write_text(task, encoding="utf-8")
+
+    result = run(pytester, "--evaltasks", "downloading@style='Q',downloading@style='A'",
+                 "--snapshot-update")  # fmt: skip
+    result.assert_outcomes(passed=2)
+    snapshots = sorted((tasks / "__snapshots__").glob("downloading*.txt"))
+    assert len(snapshots) == 2
+    for snapshot in snapshots:
+        text = snapshot.read_text(encoding="utf-8")
+        assert "\n[inputs]\ntasks/data/files.example/quiz/rows.jsonl\n" in text
+        assert "dataset: rows @ $INSPECT_EVALS_CACHE_DIR/quiz/rows.jsonl\n" in text
+    user_cache = Path(os.environ["XDG_CACHE_HOME"])
+    assert not list(user_cache.rglob("rows.jsonl"))
