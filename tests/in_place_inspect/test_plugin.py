@@ -282,8 +282,11 @@ def test_save_data_keeps_a_tasks_dataset_slice_and_url_files_for_offline_runs(
 
     offline = run(pytester, "--evaltasks", "fetching", "--evaltasks-save-data", "3")
     assert offline.ret == 1
-    offline.stdout.fnmatch_lines(["*no local copy of memory://files.example/quiz/extra.csv at *"
-                                  "tasks/data/files.example/quiz/extra.csv*", "nothing was saved*"])
+    offline.stdout.fnmatch_lines([
+        "*no local copy of memory://files.example/quiz/extra.csv at *"
+        "tasks/data/files.example/quiz/extra.csv*",
+        "nothing was saved*",
+    ])  # fmt: skip
     assert not (tasks / "data").exists()
 
     monkeypatch.setenv("QUIZ_REMOTE_UP", "1")
