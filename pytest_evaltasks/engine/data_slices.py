@@ -7,6 +7,9 @@ evaluation and few-shot, into the folder where a later run's row lookup finds th
 for each set of `hf_data_files`), with a `MANIFEST` saying where they came from. Later runs
 read the slice and never the Hub.
 
+Inspect's tasks are built to learn what they read (`inspect_data`, `inspect_source.InspectSlice`):
+their datasets are sliced the same way, and the files they read by URL are saved whole.
+
 Nothing is written before every slice of the run is loaded and checked (`SliceSource`,
 `prepare_slice`, then `write_slice`), each file is written atomically, and nothing is written
 outside the data root: a local dataset folder whose slice would land outside it, or inside the
