@@ -106,6 +106,12 @@ class Fetched:
                 f"{folder} by hand"
             )
         for key, rows in splits.items():
+            if not hasattr(rows, "select") or not hasattr(rows, "__len__"):
+                raise DatasetError(
+                    f"task {self.task!r}: dataset {path!r} split {key!r} is read as a "
+                    f"{type(rows).__name__} (streamed?), which cannot be sliced; save its rows "
+                    f"as {folder / key}.jsonl by hand"
+                )
             self.datasets.setdefault(folder, {}).setdefault(key, rows)
         self.coordinates.setdefault(
             folder,

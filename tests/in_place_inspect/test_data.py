@@ -126,6 +126,10 @@ def test_saving_a_split_expression_is_refused_naming_the_task(tmp_path: Path) ->
         fetched.add_dataset("me/quiz", None, {"split": "train[:10]"}, object())
     with pytest.raises(DatasetError, match=r"names no folder inside the data root"):
         fetched.add_dataset("../outside", None, {"split": "train"}, object())
+    streamed = datasets.Dataset.from_list([{"q": "a"}]).to_iterable_dataset()
+    with pytest.raises(DatasetError, match=r"split 'train' is read as a IterableDataset"):
+        fetched.add_dataset("me/quiz", None, {"split": "train"}, streamed)
+    assert fetched.datasets == {}
 
 
 def test_what_a_build_replaces_is_restored(tmp_path: Path, server: Server) -> None:
