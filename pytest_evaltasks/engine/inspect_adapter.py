@@ -329,8 +329,15 @@ def _message(message: Any) -> dict[str, Any]:
 
 
 def _sample_fields(sample: Any) -> dict[str, Any]:
-    """A sample's fields as plain data, unset ones left out."""
+    """A sample's fields as plain data, unset ones left out. Its input messages are without
+    their `id`: Inspect gives each message made in a task's code a random one, which no model
+    is sent."""
     data = sample.model_dump(mode="json", exclude_none=True)
+    if isinstance(data.get("input"), list):
+        data["input"] = [
+            {key: value for key, value in message.items() if key != "id"}
+            for message in data["input"]
+        ]
     return {key: value for key, value in data.items() if value not in ({}, [])}
 
 

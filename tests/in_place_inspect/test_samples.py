@@ -1,6 +1,7 @@
 """Sample by sample, the plugin's rendering of inspect_evals' own tasks is what Inspect's own
 eval loop sends its model, on synthetic rows (`inspect_rows`): the same samples (ids, targets,
-choices) and the same messages for the first model call, role by role and text by text."""
+choices) and the same messages for the first model call, role by role and text by text; and
+two builds record the same samples (what Inspect makes at random, a message's id, is left out)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ def test_every_sample_is_what_inspect_sends(
     write_rows(tmp_path, name)
     ref, args = refs[name], ARGS.get(name, {})
     built = build(ref, None, args, tmp_path, None)
+    again = build(ref, None, args, tmp_path, None)
+    assert again.samples == built.samples, f"{name}: two builds record different samples"
     function = getattr(importlib.import_module(ref.module or ""), ref.function)
     expected = {str(sample["id"]): sample for sample in reference(function, args, tmp_path)}
     assert sorted(sample.label for sample in built.samples) == sorted(expected)
