@@ -30,6 +30,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -177,15 +178,27 @@ class _RemoteFiles:
         try:
             data = fetch()
         except Exception as exc:
-            where = f" at {copy}" if copy is not None else ""
-            raise DatasetError(
-                f"no local copy of {url}{where}, and it could not be fetched: "
-                f"{type(exc).__name__}: {exc}. Put the file there, or save it with "
-                f"--evaltasks-save-data where the URL is reachable"
-            ) from exc
+            raise self.unfetched(url, exc) from exc
         if self._fetched is not None:
             self._fetched.add_file(url, data)
         return data
+
+    def folder(self, url: str) -> Path | None:
+        """The local copy of a folder of files (a URL ending in `/`), when there is one to
+        read (when saving, there is not: it is what is being replaced)."""
+        copy = url_copy(self._data_dir, url)
+        return copy if self._fetched is None and copy is not None and copy.is_dir() else None
+
+    def unfetched(self, url: str, exc: Exception) -> DatasetError:
+        """The error for a file or folder with no local copy whose fetch failed: where its
+        copy goes."""
+        copy = url_copy(self._data_dir, url)
+        where = f" at {copy}" if copy is not None else ""
+        return DatasetError(
+            f"no local copy of {url}{where}, and it could not be fetched: "
+            f"{type(exc).__name__}: {exc}. Put it there, or save it with "
+            f"--evaltasks-save-data where the URL is reachable"
+        )
 
 
 class _LocalFsspec:
@@ -242,6 +255,88 @@ class _LocalHttpx:
         yield _Body(self._remote.content(str(url), fetch))
 
 
+class _LocalHub:
+    """`huggingface_hub`'s downloads (`hf_hub_download`, `snapshot_download`) as a task sees
+    them: each file is the file of its `hf://` URL (`hf://datasets/<repo>/<path>`) read from
+    `_RemoteFiles`, so a dataset repository's local copy is `<data root>/datasets/<repo>/`.
+    Files go where the caller asks (`local_dir`), else into this process's private download
+    folder, whose path a record writes as `PRIVATE_CACHE_NAME`: the data root's own path is the
+    clone's, and a sample that names a file must be the same in every clone."""
+
+    def __init__(self, real: dict[str, Callable[..., Any]], remote: _RemoteFiles) -> None:
+        self._real = real
+        self._remote = remote
+
+    def hf_hub_download(
+        self, repo_id: str, filename: str, *, subfolder: str | None = None, **kwargs: Any
+    ) -> str:
+        path = f"{subfolder.strip('/')}/{filename}" if subfolder else filename
+        base = _hub_url(repo_id, kwargs.get("repo_type"))
+
+        def fetch() -> bytes:
+            with tempfile.TemporaryDirectory() as folder:
+                options = {**kwargs, "subfolder": subfolder, "local_dir": folder}
+                got = self._real["hf_hub_download"](repo_id, filename, **options)
+                return Path(got).read_bytes()
+
+        target = _hub_target(kwargs.get("local_dir"), base)
+        return str(_placed(target, path, self._remote.content(base + path, fetch)))
+
+    def snapshot_download(self, repo_id: str, **kwargs: Any) -> str:
+        from huggingface_hub.utils import filter_repo_objects  # type: ignore[attr-defined]
+
+        base = _hub_url(repo_id, kwargs.get("repo_type"))
+        target = _hub_target(kwargs.get("local_dir"), base)
+        with tempfile.TemporaryDirectory() as folder:
+            source = self._remote.folder(base)
+            if source is None:
+                source = Path(folder)
+                try:
+                    self._real["snapshot_download"](repo_id, **{**kwargs, "local_dir": folder})
+                except Exception as exc:
+                    raise self._remote.unfetched(base, exc) from exc
+            paths = sorted(
+                file.relative_to(source).as_posix()
+                for file in source.rglob("*")
+                if file.is_file() and ".cache" not in file.relative_to(source).parts
+            )
+            wanted = filter_repo_objects(
+                paths,
+                allow_patterns=kwargs.get("allow_patterns"),
+                ignore_patterns=kwargs.get("ignore_patterns"),
+            )
+            for path in wanted:
+                fetch = partial(Path.read_bytes, source / path)
+                _placed(target, path, self._remote.content(base + path, fetch))
+        return str(target)
+
+
+def _hub_url(repo_id: str, repo_type: str | None) -> str:
+    """The `hf://` URL of a Hub repository's folder, as `huggingface_hub`'s file system names
+    it (a model's without a prefix)."""
+    prefix = {"dataset": "datasets/", "space": "spaces/"}.get(repo_type or "model", "")
+    return f"hf://{prefix}{repo_id}/"
+
+
+def _hub_target(local_dir: Any, base: str) -> Path:
+    """Where a repository's files are written for the caller: its `local_dir`, else the
+    repository's folder in this process's private download folder."""
+    if local_dir is not None:
+        return Path(local_dir)
+    folder = url_copy(Path(_process_cache(), "hub"), base)
+    if folder is None:
+        raise DatasetError(f"{base} names no repository")
+    return folder
+
+
+def _placed(target: Path, path: str, data: bytes) -> Path:
+    """A repository's file written at `path` in `target`."""
+    placed = target / path
+    placed.parent.mkdir(parents=True, exist_ok=True)
+    placed.write_bytes(data)
+    return placed
+
+
 @dataclass(frozen=True)
 class _Body:
     """A fetched body as `download()` reads an `httpx` response."""
@@ -264,6 +359,7 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
     `load_dataset`), Inspect's `file()` through `_LocalFsspec`, `datasets`' caching of `.map`
     results off, and Inspect's and inspect_evals' download caches an empty temporary folder."""
     import datasets
+    import huggingface_hub
     import inspect_ai._util.download as inspect_download
     import inspect_ai._util.file as inspect_files
     import inspect_ai.dataset._sources.hf as hf_source
@@ -278,11 +374,15 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
     remote = _RemoteFiles(data_dir, read, fetched)
     saved_fsspec, saved_cache = inspect_files.fsspec, hf_source.inspect_cache_dir
     saved_httpx = inspect_download.httpx
+    saved_hub = {name: getattr(huggingface_hub, name) for name in HUB_DOWNLOADS}
     caching = datasets.is_caching_enabled()
     with tempfile.TemporaryDirectory(prefix="evaltasks-inspect-") as folder:
         datasets.load_dataset = _unsaved(stand_in.load_dataset)
         inspect_files.fsspec = _LocalFsspec(saved_fsspec, remote)
         inspect_download.httpx = _LocalHttpx(saved_httpx, remote)
+        hub = _LocalHub(saved_hub, remote)
+        for name in HUB_DOWNLOADS:
+            setattr(huggingface_hub, name, getattr(hub, name))
         hf_source.inspect_cache_dir = lambda subdir, create=True: Path(folder)
         datasets.disable_caching()
         try:
@@ -292,6 +392,8 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
             datasets.load_dataset = real
             inspect_files.fsspec = saved_fsspec
             inspect_download.httpx = saved_httpx
+            for name, real_call in saved_hub.items():
+                setattr(huggingface_hub, name, real_call)
             hf_source.inspect_cache_dir = saved_cache
             if caching:
                 datasets.enable_caching()
@@ -314,6 +416,10 @@ def _evals_cache(folder: Path) -> Iterator[None]:
     finally:
         setattr(loaders, "INSPECT_EVALS_CACHE_PATH", saved)  # noqa: B010
 
+
+HUB_DOWNLOADS = ("hf_hub_download", "snapshot_download")
+"""`huggingface_hub`'s calls that download a repository's files (inspect_evals calls them
+through the module, so a stand-in on the module is what its tasks call)."""
 
 EVALS_CACHE_VARIABLE = "INSPECT_EVALS_CACHE_DIR"
 """Where inspect_evals keeps what its tasks download (read once, as it is imported)."""

@@ -14,12 +14,21 @@ import pytest
 pytest.importorskip("inspect_evals")
 
 import datasets
+import huggingface_hub
 import inspect_ai._util.download as inspect_download
 import inspect_ai._util.file as inspect_files
 from inspect_ai.dataset import json_dataset
 from inspect_ai.util import download
+from inspect_evals.utils import huggingface as evals_hub
 
-from pytest_evaltasks.engine.inspect_data import Fetched, is_remote, task_data, url_copy
+from pytest_evaltasks.engine.inspect_data import (
+    PRIVATE_CACHE_NAME,
+    Fetched,
+    is_remote,
+    stable_paths,
+    task_data,
+    url_copy,
+)
 from pytest_evaltasks.errors import DatasetError
 
 URL = "https://files.example/quiz/rows.jsonl"
@@ -132,8 +141,126 @@ def test_saving_a_split_expression_is_refused_naming_the_task(tmp_path: Path) ->
     assert fetched.datasets == {}
 
 
+class Hub:
+    """`huggingface_hub`'s downloads answering from `repos` ({repo: {path: bytes}}; a missing
+    repository: unreachable), counting what they were asked."""
+
+    def __init__(self, repos: dict[str, dict[str, bytes]]) -> None:
+        self.repos = repos
+        self.asked: list[str] = []
+
+    def files(self, repo_id: str) -> dict[str, bytes]:
+        self.asked.append(repo_id)
+        if repo_id not in self.repos:
+            raise ConnectionError(f"cannot reach the Hub for {repo_id}")
+        return self.repos[repo_id]
+
+    def hf_hub_download(self, repo_id: str, filename: str, **kwargs: Any) -> str:
+        path = f"{kwargs['subfolder']}/{filename}" if kwargs.get("subfolder") else filename
+        placed = Path(kwargs["local_dir"], path)
+        placed.parent.mkdir(parents=True, exist_ok=True)
+        placed.write_bytes(self.files(repo_id)[path])
+        return str(placed)
+
+    def snapshot_download(self, repo_id: str, **kwargs: Any) -> str:
+        for path, data in self.files(repo_id).items():
+            placed = Path(kwargs["local_dir"], path)
+            placed.parent.mkdir(parents=True, exist_ok=True)
+            placed.write_bytes(data)
+        return str(kwargs["local_dir"])
+
+
+@pytest.fixture
+def hub(monkeypatch: pytest.MonkeyPatch) -> Hub:
+    served = Hub({})
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", served.hf_hub_download)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", served.snapshot_download)
+    return served
+
+
+REPO_FILES = {"README.md": b"# quiz\n", "images/1.png": b"PNG1", "data/test.json": b"[]\n"}
+
+
+def hub_copy(data_root: Path, repo: str, files: dict[str, bytes]) -> Path:
+    """A dataset repository's local copy, where the data root keeps it."""
+    folder = data_root / "datasets" / repo
+    for path, data in files.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_bytes(data)
+    return folder
+
+
+def test_hub_files_come_from_the_repositorys_copy_in_the_data_root(
+    tmp_path: Path, hub: Hub
+) -> None:
+    copy = hub_copy(tmp_path / "data", "me/quiz", REPO_FILES)
+    read: list[str] = []
+    with task_data(tmp_path / "data", read, None):
+        one = evals_hub.hf_hub_download(
+            "me/quiz", "1.png", subfolder="images", repo_type="dataset", revision="abc"
+        )
+        folder = evals_hub.snapshot_download(
+            repo_id="me/quiz",
+            repo_type="dataset",
+            revision="abc",
+            local_dir=tmp_path / "wanted",
+            allow_patterns=["*.png", "*.json"],
+        )
+        everything = huggingface_hub.snapshot_download("me/quiz", repo_type="dataset")
+    assert Path(one).read_bytes() == b"PNG1" and folder == str(tmp_path / "wanted")
+    placed = sorted(p.relative_to(folder).as_posix() for p in Path(folder).rglob("*.*"))
+    assert placed == ["data/test.json", "images/1.png"]
+    assert (Path(everything) / "README.md").read_bytes() == b"# quiz\n"
+    assert hub.asked == [] and str(copy / "images/1.png") in read
+    # where no local_dir was asked for: a path that is the same in every process and clone
+    assert stable_paths(one) == f"{PRIVATE_CACHE_NAME}/hub/datasets/me/quiz/images/1.png"
+    assert stable_paths(everything) == f"{PRIVATE_CACHE_NAME}/hub/datasets/me/quiz"
+
+
+def test_without_a_copy_a_failed_hub_download_says_where_the_copy_goes(
+    tmp_path: Path, hub: Hub
+) -> None:
+    with pytest.raises(DatasetError) as raised, task_data(tmp_path, [], None):
+        huggingface_hub.snapshot_download("me/quiz", repo_type="dataset", local_dir=tmp_path)
+    message = str(raised.value)
+    copy = tmp_path / "datasets" / "me" / "quiz"
+    assert f"no local copy of hf://datasets/me/quiz/ at {copy}" in message
+    assert "cannot reach the Hub" in message and "--evaltasks-save-data" in message
+    missing = r"hf://datasets/me/quiz/images/1.png at "
+    with pytest.raises(DatasetError, match=missing), task_data(tmp_path, [], None):
+        huggingface_hub.hf_hub_download("me/quiz", "images/1.png", repo_type="dataset")
+
+
+def test_saving_keeps_each_file_of_a_hub_snapshot(tmp_path: Path, hub: Hub) -> None:
+    hub_copy(tmp_path, "me/quiz", {"README.md": b"an older copy\n"})  # replaced: not read
+    hub.repos["me/quiz"] = REPO_FILES
+    fetched = Fetched(tmp_path, "quiz")
+    with task_data(tmp_path, [], fetched):
+        folder = huggingface_hub.snapshot_download("me/quiz", repo_type="dataset")
+    assert (Path(folder) / "README.md").read_bytes() == b"# quiz\n"
+    saved = {p.url: p.files for p in fetched.prepared(1)}
+    base = "hf://datasets/me/quiz/"
+    assert saved == {base + path: {Path(path).name: data} for path, data in REPO_FILES.items()}
+    assert {p.directory for p in fetched.prepared(1)} == {
+        tmp_path / "datasets/me/quiz", tmp_path / "datasets/me/quiz/images",
+        tmp_path / "datasets/me/quiz/data",
+    }  # fmt: skip
+
+
 def test_what_a_build_replaces_is_restored(tmp_path: Path, server: Server) -> None:
-    before = (datasets.load_dataset, inspect_files.fsspec, inspect_download.httpx)
+    replaced = (
+        datasets.load_dataset,
+        inspect_files.fsspec,
+        inspect_download.httpx,
+        huggingface_hub.hf_hub_download,
+        huggingface_hub.snapshot_download,
+    )
     with pytest.raises(DatasetError), task_data(tmp_path, [], None):
         download(URL, sha(ROWS), tmp_path / "cache" / "rows.jsonl")
-    assert (datasets.load_dataset, inspect_files.fsspec, inspect_download.httpx) == before
+    assert (
+        datasets.load_dataset,
+        inspect_files.fsspec,
+        inspect_download.httpx,
+        huggingface_hub.hf_hub_download,
+        huggingface_hub.snapshot_download,
+    ) == replaced

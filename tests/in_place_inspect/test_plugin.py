@@ -369,3 +369,62 @@ def test_a_downloaded_file_comes_from_the_data_root_not_a_cache(
         assert "dataset: rows @ $INSPECT_EVALS_CACHE_DIR/quiz/rows.jsonl\n" in text
     user_cache = Path(os.environ["XDG_CACHE_HOME"])
     assert not list(user_cache.rglob("rows.jsonl"))
+
+
+PICTURES = """\
+import json
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate
+from inspect_evals.utils.huggingface import snapshot_download
+
+
+@task
+def pictures() -> Task:
+    folder = Path(snapshot_download(repo_id="me/pics", repo_type="dataset", revision="v1"))
+    rows = json.loads((folder / "rows.json").read_text())
+    return Task(
+        dataset=MemoryDataset([
+            Sample(id=row["id"], target=row["a"], metadata={"file": str(folder / row["image"])},
+                   input=[ChatMessageUser(content=[
+                       ContentText(text=row["q"]), ContentImage(image=str(folder / row["image"]))
+                   ])])
+            for row in rows
+        ]),
+        solver=[generate()],
+        scorer=match(),
+    )
+"""
+
+
+def test_a_hub_repositorys_files_come_from_the_data_root_and_record_the_same_in_any_clone(
+    pytester: pytest.Pytester,
+) -> None:
+    """A task that downloads a Hub repository (`snapshot_download`, as inspect_evals' image
+    tasks do) gets the files of its copy in the data root, `<data root>/datasets/<repo>/`, with
+    no network; its samples name the files where the build put them, which a record writes the
+    same in every clone, so two clones of one project record the same bytes."""
+    rows = [{"id": i, "q": f"What is in picture {i}?", "a": "a cat", "image": f"img/{i}.png"}
+            for i in range(2)]  # fmt: skip
+    texts = []
+    for clone in (pytester.path / "one", pytester.path / "elsewhere" / "two"):
+        repo = clone / "tasks" / "data" / "datasets" / "me" / "pics"
+        (repo / "img").mkdir(parents=True)
+        (repo / "rows.json").write_text(json.dumps(rows), encoding="utf-8")
+        for row in rows:
+            (repo / row["image"]).write_bytes(b"PNG" + row["image"].encode())
+        (clone / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        (clone / "tasks" / "pictures.py").write_text(PICTURES, encoding="utf-8")
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(clone)
+            run(pytester, "--evaltasks", "pictures", "--snapshot-update").assert_outcomes(passed=1)
+        (snapshot,) = (clone / "tasks" / "__snapshots__").glob("pictures*.txt")
+        texts.append(snapshot.read_text(encoding="utf-8"))
+    assert texts[0] == texts[1]
+    assert "$INSPECT_EVALS_CACHE_DIR/hub/datasets/me/pics/img/1.png" in texts[0]
+    assert "tasks/data/datasets/me/pics/img/0.png\n" in texts[0]  # an input of the task
+    assert str(pytester.path) not in texts[0]
