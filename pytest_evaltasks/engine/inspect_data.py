@@ -357,7 +357,8 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
     """Rows and files from the data root while a task is built (or, with `fetched`, fetched
     and kept): `datasets` as the task's loaders see it (they call the module's
     `load_dataset`), Inspect's `file()` through `_LocalFsspec`, `datasets`' caching of `.map`
-    results off, and Inspect's and inspect_evals' download caches an empty temporary folder."""
+    results off, and Inspect's and inspect_evals' download caches, and the cache of builders a
+    task makes itself, an empty temporary folder."""
     import datasets
     import huggingface_hub
     import inspect_ai._util.download as inspect_download
@@ -365,7 +366,8 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
     import inspect_ai.dataset._sources.hf as hf_source
 
     real = datasets.load_dataset
-    unpatched = _Unpatched(datasets, real)
+    builder_cache = datasets.config.HF_DATASETS_CACHE
+    unpatched = _Unpatched(datasets, _cached_in(real, builder_cache))
     stand_in = (
         LocalDatasets(unpatched, data_dir, read)
         if fetched is None
@@ -384,6 +386,7 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
         for name in HUB_DOWNLOADS:
             setattr(huggingface_hub, name, getattr(hub, name))
         hf_source.inspect_cache_dir = lambda subdir, create=True: Path(folder)
+        datasets.config.HF_DATASETS_CACHE = Path(folder, "datasets")
         datasets.disable_caching()
         try:
             with _evals_cache(Path(folder)):
@@ -395,6 +398,7 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
             for name, real_call in saved_hub.items():
                 setattr(huggingface_hub, name, real_call)
             hf_source.inspect_cache_dir = saved_cache
+            datasets.config.HF_DATASETS_CACHE = builder_cache
             if caching:
                 datasets.enable_caching()
 
@@ -477,6 +481,19 @@ def _process_cache() -> str:
         _private_folder = tempfile.mkdtemp(prefix="evaltasks-inspect-evals-")
         atexit.register(shutil.rmtree, _private_folder, True)
     return _private_folder
+
+
+def _cached_in(load_dataset: Any, cache: Any) -> Any:
+    """`load_dataset` with `datasets`' own cache (where `HF_HUB_OFFLINE=1` finds a Hub
+    dataset), while the cache a builder made in a task's own code defaults to is the build's
+    temporary folder: such a builder (inspect_evals' script-built datasets) names its cache by
+    its code alone, so a copy cached by an earlier run would be read instead of the data root's
+    files, unrecorded."""
+
+    def load(*args: Any, **kwargs: Any) -> Any:
+        return load_dataset(*args, **{"cache_dir": str(cache), **kwargs})
+
+    return load
 
 
 def _unsaved(load_dataset: Any) -> Any:

@@ -428,3 +428,68 @@ def test_a_hub_repositorys_files_come_from_the_data_root_and_record_the_same_in_
     assert "$INSPECT_EVALS_CACHE_DIR/hub/datasets/me/pics/img/1.png" in texts[0]
     assert "tasks/data/datasets/me/pics/img/0.png\n" in texts[0]  # an input of the task
     assert str(pytester.path) not in texts[0]
+
+
+SCRIPTED = """\
+import json
+import os
+
+import datasets
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate
+from inspect_evals.constants import INSPECT_EVALS_CACHE_PATH
+from inspect_evals.hf_dataset_script_helper import load_hf_dataset_with_script
+
+
+class Quiz(datasets.GeneratorBasedBuilder):
+    BUILDER_CONFIGS = [datasets.BuilderConfig(name="default")]
+
+    def _info(self):
+        return datasets.DatasetInfo(features=datasets.Features(
+            {"q": datasets.Value("string"), "a": datasets.Value("string")}))
+
+    def _split_generators(self, dl_manager):
+        return [datasets.SplitGenerator(name="test", gen_kwargs={"path": "rows.jsonl"})]
+
+    def _generate_examples(self, path):
+        with open(path, encoding="utf-8") as rows:
+            for index, line in enumerate(rows):
+                yield index, json.loads(line)
+
+
+@task
+def scripted() -> Task:
+    return Task(
+        dataset=load_hf_dataset_with_script(
+            repo_id="me/scripted", builder_cls=Quiz, subset="default", split="test",
+            cache_dir_fp=INSPECT_EVALS_CACHE_PATH / "scripted", revision="v1",
+            record_to_sample=lambda row: Sample(input=row["q"], target=row["a"]), auto_id=True,
+        ),
+        solver=[generate()],
+        scorer=match(),
+    )
+"""
+
+
+def test_a_dataset_built_by_a_script_reads_the_data_root_on_every_run(
+    pytester: pytest.Pytester,
+) -> None:
+    """inspect_evals' script-built datasets (bbq, medqa, apps) build from a Hub snapshot with
+    `datasets`' builder: an edit of the snapshot's copy in the data root reaches the next run
+    (no builder cache of an earlier run is read) and fails it, as any changed row does."""
+    repo = pytester.path / "tasks" / "data" / "datasets" / "me" / "scripted"
+    repo.mkdir(parents=True)
+    rows = repo / "rows.jsonl"
+    rows.write_text('{"q": "What is up?", "a": "sky"}\n{"q": "Down?", "a": "floor"}\n', "utf-8")
+    (pytester.path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (pytester.path / "tasks" / "scripted.py").write_text(SCRIPTED, encoding="utf-8")
+    run(pytester, "--evaltasks", "scripted", "--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (pytester.path / "tasks" / "__snapshots__").glob("scripted*.txt")
+    assert "What is up?" in snapshot.read_text(encoding="utf-8")
+
+    rows.write_text('{"q": "What is left?", "a": "sky"}\n{"q": "Down?", "a": "floor"}\n', "utf-8")
+    changed = run(pytester, "--evaltasks", "scripted")
+    changed.assert_outcomes(failed=1)
+    changed.stdout.fnmatch_lines(["*1 of 2 docs changed*"])
