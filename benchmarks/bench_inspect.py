@@ -4,14 +4,16 @@ Every task inspect_evals' registry names is registered from `_registry.py` witho
 anything. Each is then built once with an empty data root and no network, and sorted by what
 stopped it:
 
-- `built`: it needs no rows (its samples are written in its code);
+- `built`: it needs no rows (its samples are written in its code), and two builds record the
+  same samples;
 - `rows`: it reads its rows through `datasets` (`hf_dataset`, `load_dataset`), or files by URL
   (`csv_dataset`/`json_dataset` on a URL, inspect_evals' cached loaders, Inspect's checksummed
-  `download()`); the error names the data-root folder or file they go in, so it builds offline
-  once they are there (`--evaltasks-save-data` puts them there where the network is reachable);
-- `other`: it fetches files another way (a git clone, `snapshot_download`, its own HTTP
-  client), needs a package inspect_evals does not install, or fails while
-  it is built; the first line of each kind of error is printed.
+  `download()`), or a Hub repository's files (`hf_hub_download`, `snapshot_download`); the
+  error names the data-root folder or file they go in, so it builds offline once they are
+  there (`--evaltasks-save-data` puts them there where the network is reachable);
+- `other`: it fetches files another way (a git clone, its own HTTP client), needs a package
+  inspect_evals does not install, fails while it is built, or records different samples on
+  each build; the first line of each kind of error is printed.
 
 Needs the inspect extra (`pip install -e ".[inspect]"`). Retries' waits are skipped (no
 `time.sleep`), and each build is given TIMEOUT seconds.
@@ -45,7 +47,7 @@ def classify(error: BaseException | None) -> tuple[str, str]:
 
     if error is None:
         return "built", ""
-    text = f"{type(error).__name__}: {error}".split("\n")[0][:160]
+    text = f"{type(error).__name__}: {error}".split("\n")[0]
     cause: BaseException | None = error
     while cause is not None:
         if isinstance(cause, DatasetError) and "no local copy of " in str(cause):
@@ -55,19 +57,21 @@ def classify(error: BaseException | None) -> tuple[str, str]:
 
 
 WHY = (
-    (("https://", "http://", "ConnectError", "ConnectionError", "github.com", "RetryError",
-      "Failed to download"),
-     "fetches files by URL"),
-    (("LocalEntryNotFoundError", "snapshot folder", "hf_hub_download"),
-     "downloads Hub files outside datasets (snapshot_download)"),
-    (("docker", "CalledProcessError", "git clone", "sandbox"),
-     "starts docker or git as it is built"),
-    (("ModuleNotFoundError", "ImportError", "PrerequisiteError", "is not installed"),
+    (("two builds record",), "records different samples on each build"),
+    (("ModuleNotFoundError", "ImportError", "PrerequisiteError", "is not installed",
+      "optional dependency", "install the optional"),
      "needs a package inspect_evals does not install"),
+    (("docker", "CalledProcessError", "git clone", "sandbox"),
+     "starts docker or git as it is built, or needs a sandbox"),
     (("No model specified", "get_model", "model environment"), "asks for a model as it is built"),
     (("must be called inside", "checkpointer", "ProcessLookupError"),
-     "a solver needs a sandbox or Inspect's sample context before it sends anything"),
-    (("is not set", "optional dependency"), "needs a setting or an optional dependency"),
+     "a solver needs Inspect's sample context before it sends anything"),
+    (("is not set",), "needs a setting"),
+    (("LocalEntryNotFoundError", "snapshot folder", "hf_hub_download"),
+     "downloads Hub files another way"),
+    (("https://", "http://", "ConnectError", "ConnectionError", "github.com", "RetryError",
+      "Failed to download"),
+     "fetches files by URL with its own HTTP client"),
 )  # fmt: skip
 """What a task that fails offline does, by the words of its error."""
 
@@ -83,6 +87,7 @@ def why(text: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--timeout", type=int, default=60)
+    parser.add_argument("--names", action="store_true", help="name each task not built")
     args = parser.parse_args()
     from pytest_evaltasks.engine.inspect_adapter import build, installed_package, installed_tasks
 
@@ -104,7 +109,8 @@ def main() -> int:
         error: BaseException | None = None
         signal.alarm(args.timeout)
         try:
-            build(ref, None, {}, empty, 1)
+            if build(ref, None, {}, empty, 1).samples != build(ref, None, {}, empty, 1).samples:
+                error = AssertionError("two builds record different samples")
         except _TimedOut as exc:
             error = exc
         except BaseException as exc:  # a task's own failure, whatever it is
@@ -113,8 +119,10 @@ def main() -> int:
             signal.alarm(0)
         kind, text = classify(error)
         kinds[kind].append(ref.name)
+        if args.names and kind != "built":
+            print(f"{kind:>6}  {ref.name}: {text[:200]}")
         if kind == "other":
-            reasons["timed out" if isinstance(error, _TimedOut) else why(text)] += 1
+            reasons["timed out" if isinstance(error, _TimedOut) else why(text)[:160]] += 1
     total = len(refs)
     for kind in ("built", "rows", "other"):
         share = len(kinds[kind]) / total if total else 0.0
