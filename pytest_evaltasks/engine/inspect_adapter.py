@@ -308,9 +308,7 @@ def _render(name: str, task: Any, sample: Any, position: int) -> RenderedSample:
             ) from exc
     if not sent:  # a chain that never generates: what it would send
         sent.append([_message(message) for message in state.messages])
-    from .inspect_data import stable_paths
-
-    return RenderedSample(str(sample_id), stable_paths(_sample_fields(sample)), stable_paths(sent))
+    return RenderedSample(str(sample_id), _sample_fields(sample), sent)
 
 
 def _message(message: Any) -> dict[str, Any]:
@@ -319,12 +317,12 @@ def _message(message: Any) -> dict[str, Any]:
     content = message.content
     out: dict[str, Any] = {
         "role": message.role,
-        "content": content if isinstance(content, str) else [_plain(part) for part in content],
+        "content": content if isinstance(content, str) else [plain(part) for part in content],
     }
     for key in ("tool_calls", "tool_call_id", "function"):
         value = getattr(message, key, None)
         if value:
-            out[key] = _plain(value)
+            out[key] = plain(value)
     return out
 
 
@@ -341,10 +339,10 @@ def _sample_fields(sample: Any) -> dict[str, Any]:
     return {key: value for key, value in data.items() if value not in ({}, [])}
 
 
-def _plain(value: Any) -> Any:
+def plain(value: Any) -> Any:
     """A pydantic value (or a list of them) as JSON data."""
     if isinstance(value, list):
-        return [_plain(item) for item in value]
+        return [plain(item) for item in value]
     dump = getattr(value, "model_dump", None)
     return dump(mode="json", exclude_none=True) if dump is not None else value
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import io
 import os
 import re
@@ -36,6 +37,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from ..errors import DatasetError
+from .inspect_source import OWN_PREFIX
 from .local_datasets import LocalDatasets, folder_for
 
 LOCAL_SCHEMES = frozenset({"", "file", "local"})
@@ -459,19 +461,42 @@ PRIVATE_CACHE_NAME = "$INSPECT_EVALS_CACHE_DIR"
 sample's file): its path is the process's own, and a record is the same in every process."""
 
 
-def stable_paths(value: Any) -> Any:
-    """`value` (plain data) with the private download folder's path written as
-    `PRIVATE_CACHE_NAME`."""
-    folder = _private_folder
-    if folder is None:
-        return value
+def stable_paths(value: Any, root: Path | None = None) -> Any:
+    """`value` (plain data) as every process, clone and machine records it: the private
+    download folder written as `PRIVATE_CACHE_NAME`, a path in inspect_evals' installed folder
+    as `inspect_evals:<path>` (the venv's place is the machine's), and any other absolute path
+    as records write paths (inside the project relative to `root`, `~/...`, `$TMPDIR/...`): a
+    task's own files are often named from its `__file__`."""
     if isinstance(value, str):
-        return value.replace(folder, PRIVATE_CACHE_NAME)
+        return _stable_text(value, root)
     if isinstance(value, list):
-        return [stable_paths(item) for item in value]
+        return [stable_paths(item, root) for item in value]
     if isinstance(value, dict):
-        return {key: stable_paths(item) for key, item in value.items()}
+        return {key: stable_paths(item, root) for key, item in value.items()}
     return value
+
+
+def _stable_text(text: str, root: Path | None) -> str:
+    """One string of `stable_paths`."""
+    from ..snapshot.identity import relative_path_text
+
+    if _private_folder is not None:
+        text = text.replace(_private_folder, PRIVATE_CACHE_NAME)
+    for folder in _installed_folders():
+        if text.startswith(folder + os.sep):
+            return OWN_PREFIX + text[len(folder) + 1 :].replace(os.sep, "/")
+    return relative_path_text(text, root)
+
+
+@functools.cache
+def _installed_folders() -> tuple[str, ...]:
+    """inspect_evals' installed folder, as imported and resolved (found once)."""
+    from .inspect_adapter import installed_package
+
+    folder = installed_package()
+    if folder is None:
+        return ()
+    return tuple(dict.fromkeys((str(folder), os.path.realpath(folder))))
 
 
 def _process_cache() -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,12 @@ class InspectTasks:
     def __init__(self, folders: list[Path], setup: SourceSetup) -> None:
         self.folders = folders
         self.data_dir = setup.data_dir
+        self.root = setup.root
+        if setup.root is not None:  # the project's folder is found now (git is asked), not as
+            # a task renders: whatever a render reads is recorded as the task's input
+            from ..snapshot.identity import relative_path_text
+
+            relative_path_text(str(setup.root), setup.root)
         self.refs: dict[str, InspectRef] = {}
         self.modules: dict[Path, LoadedModule] = {}
 
@@ -177,7 +183,7 @@ class InspectTasks:
         with _importable(None if ref.owned else ref.path.parent):
             module = None if ref.owned else self._module(ref)
             built = build(ref, module, request.params_dict, data_dir, run.max_samples)
-        rendered = _rendered(request, ref, built)
+        rendered = _rendered(request, ref, built, self.root)
         rendered.inputs = {*built.read, *self.dependencies(entry)}
         rendered.caches = dataset_caches()
         return rendered
@@ -224,9 +230,12 @@ def _importable(folder: Path | None) -> Iterator[None]:
             sys.path.remove(entry)
 
 
-def _rendered(request: TaskRequest, ref: InspectRef, built: InspectBuilt) -> UnitsRendered:
-    """A built task as rendered units, with the `[task]` fields and settings they record."""
-    from .inspect_adapter import versions
+def _rendered(
+    request: TaskRequest, ref: InspectRef, built: InspectBuilt, root: Path | None
+) -> UnitsRendered:
+    """A built task as rendered units, with the `[task]` fields and settings they record; the
+    paths its build shows written as every clone records them (`stable_paths`)."""
+    from .inspect_adapter import plain, versions
     from .inspect_data import stable_paths
 
     task = built.task
@@ -235,8 +244,8 @@ def _rendered(request: TaskRequest, ref: InspectRef, built: InspectBuilt) -> Uni
         header["task_args"] = dict(request.metric_params)
     header["config_source"] = _source_text(ref)
     dataset = task.dataset
-    where = [part for part in (dataset.name, dataset.location) if part]
-    header["dataset"] = stable_paths(" @ ".join(dict.fromkeys(where)) or "-")
+    where = [stable_paths(part, root) for part in (dataset.name, dataset.location) if part]
+    header["dataset"] = " @ ".join(dict.fromkeys(where)) or "-"
     for key in ("solver", "scorer", "metrics", "epochs"):
         value = getattr(task, key, None)
         if value is not None:
@@ -247,13 +256,17 @@ def _rendered(request: TaskRequest, ref: InspectRef, built: InspectBuilt) -> Uni
     for key in ("setup", "cleanup", "sandbox", "message_limit", "token_limit", "time_limit"):
         value = getattr(task, key, None)
         if value is not None:
-            header[key] = value
+            header[key] = stable_paths(plain(value), root) if key == "sandbox" else value
     header["samples"] = built.total
     installed = versions()
     setting = "; ".join(f"{package} {version}" for package, version in installed.items())
     stops = [stop for stop in task.config.stop_seqs or [] if isinstance(stop, str) and stop]
     limits = (stops, task.config.max_tokens)
-    units = [_unit(sample, position, limits) for position, sample in enumerate(built.samples)]
+    samples = [
+        replace(each, sample=stable_paths(each.sample, root), sent=stable_paths(each.sent, root))
+        for each in built.samples
+    ]
+    units = [_unit(sample, position, limits) for position, sample in enumerate(samples)]
     return UnitsRendered(
         name=request.label,
         version=task.version,

@@ -97,6 +97,7 @@ class Registry:
         only: Iterable[str | Path] | None = None,
         wanted: Sequence[str] | None = None,
         cache: Any = None,
+        root: Path | None = None,
     ) -> None:
         """Read every task source now, so every problem is known before any work.
 
@@ -104,7 +105,7 @@ class Registry:
         fresh process needs only the module of the tasks it builds. `wanted` names the tasks
         (or name prefixes) a run needs, so a source that can index only what defines them does
         (lm-eval's YAML folders); `cache` (pytest's, `get`/`set`) keeps such an index, verified
-        against the files on every read.
+        against the files on every read. `root` is the project's root, as records name paths.
         """
         self.task_dirs = [Path(d) for d in task_dirs]
         if data_dir is DEFAULT:
@@ -128,7 +129,7 @@ class Registry:
                     f"YAML task configs"
                 )
         custom = [Path(c) for c in custom_tasks]
-        setup = SourceSetup(custom, self.data_dir, selected, wanted, cache)
+        setup = SourceSetup(custom, self.data_dir, selected, wanted, cache, root)
         self.sources: list[TaskSource] = make_sources(self.task_dirs, setup)
         for source in self.sources:
             source.register(self)

@@ -223,6 +223,9 @@ class SourceSetup:
     """The names (or prefixes) the run needs, for a source that can index only those."""
     cache: Any
     """pytest's cache (`get`/`set`), for a source that keeps an index; None without one."""
+    root: Path | None = None
+    """The project's root, for a source whose builds show absolute paths (records write them
+    relative to it); None: paths as the build shows them."""
 
 
 @dataclass(frozen=True)

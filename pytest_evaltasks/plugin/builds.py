@@ -404,6 +404,7 @@ class _ChildBuilder:
             Path(job.data_dir),
             only=[job.module],
             wanted=job.wanted or None,
+            root=Path(job.root),
         )
         self.root = Path(job.root)
         self.within = Path(job.within)

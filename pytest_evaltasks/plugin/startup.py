@@ -54,6 +54,7 @@ def build_registry(
             only=only,
             wanted=wanted,
             cache=_ReadOnlyCache(cache) if worker and cache is not None else cache,
+            root=options.root,
         )
     except EvalTaskError as exc:
         raise pytest.UsageError(str(exc)) from None

@@ -264,3 +264,22 @@ def test_what_a_build_replaces_is_restored(tmp_path: Path, server: Server) -> No
         huggingface_hub.hf_hub_download,
         huggingface_hub.snapshot_download,
     ) == replaced
+
+
+def test_paths_are_written_as_every_clone_and_machine_records_them(tmp_path: Path) -> None:
+    import inspect_evals
+
+    installed = Path(inspect_evals.__file__).parent
+    root = tmp_path / "project"
+    shown = {
+        "sandbox": str(installed / "mind2web_sc" / "compose.yaml"),
+        "files": [str(root / "tasks" / "notes.txt"), "notes.txt"],
+        "text": "What is up?",
+        "count": 3,
+    }
+    assert stable_paths(shown, root) == {
+        "sandbox": "inspect_evals:mind2web_sc/compose.yaml",
+        "files": ["tasks/notes.txt", "notes.txt"],
+        "text": "What is up?",
+        "count": 3,
+    }

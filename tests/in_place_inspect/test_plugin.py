@@ -5,6 +5,7 @@ snapshots and the version gate, changed-only runs, show, export, lint and xdist.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import textwrap
 from pathlib import Path
@@ -373,6 +374,7 @@ def test_a_downloaded_file_comes_from_the_data_root_not_a_cache(
 
 PICTURES = """\
 import json
+import shutil
 from pathlib import Path
 
 from inspect_ai import Task, task
@@ -432,6 +434,7 @@ def test_a_hub_repositorys_files_come_from_the_data_root_and_record_the_same_in_
 
 SCRIPTED = """\
 import json
+import shutil
 import os
 
 import datasets
@@ -493,3 +496,56 @@ def test_a_dataset_built_by_a_script_reads_the_data_root_on_every_run(
     changed = run(pytester, "--evaltasks", "scripted")
     changed.assert_outcomes(failed=1)
     changed.stdout.fnmatch_lines(["*1 of 2 docs changed*"])
+
+
+HERE_FILES = """\
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample, json_dataset
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate, prompt_template
+
+HERE = Path(__file__).parent
+
+
+def with_notes(row: dict) -> Sample:
+    return Sample(input=row["input"], target=row["target"],
+                  files={"notes.txt": str(HERE / "notes.txt")})
+
+
+@task
+def here() -> Task:
+    return Task(dataset=json_dataset(str(HERE / "quiz.jsonl"), with_notes),
+                solver=[prompt_template("Q: {prompt}"), generate()], scorer=match(),
+                sandbox=("docker", str(HERE / "compose.yaml")))
+"""
+
+
+def test_paths_a_task_names_from_its_file_record_the_same_in_another_clone(
+    pytester: pytest.Pytester,
+) -> None:
+    """A task that names its files from `__file__` (its dataset, a sample's files, its
+    sandbox's compose file) shows absolute paths, which differ from clone to clone: they are
+    recorded relative to the root, so a clone elsewhere passes against the same snapshot."""
+    one = pytester.path / "one"
+    tasks = one / "tasks"
+    tasks.mkdir(parents=True)
+    (one / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tasks / "here.py").write_text(HERE_FILES, encoding="utf-8")
+    row = {"input": "What is up?", "target": "sky"}
+    (tasks / "quiz.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(one)
+        run(pytester, "--evaltasks", "here", "--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (tasks / "__snapshots__").glob("here*.txt")
+    text = snapshot.read_text(encoding="utf-8")
+    assert "dataset: quiz @ tasks/quiz.jsonl\n" in text
+    assert 'sandbox: {"config": "tasks/compose.yaml", "type": "docker"}\n' in text
+    assert str(pytester.path) not in text  # the sample's files: in its hash, not shown
+
+    two = pytester.path / "elsewhere" / "two"
+    shutil.copytree(one, two)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(two)
+        run(pytester, "--evaltasks", "here").assert_outcomes(passed=1)
