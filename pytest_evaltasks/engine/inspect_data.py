@@ -339,6 +339,37 @@ def _placed(target: Path, path: str, data: bytes) -> Path:
     return placed
 
 
+class _LocalDownloads:
+    """`datasets`' `cached_path` as its download manager calls it for a dataset script that a
+    task's code runs (`dl_manager.download(url)`, piqa's): a file by URL read from
+    `_RemoteFiles` into the build's temporary folder, then given to `datasets` as the local
+    file it now is (extracted as `datasets` extracts it); Hub files and local paths as
+    `datasets` has them."""
+
+    def __init__(self, real: Callable[..., str], remote: _RemoteFiles, folder: Path) -> None:
+        self._real = real
+        self._remote = remote
+        self._folder = folder
+
+    def __call__(self, url_or_filename: Any, download_config: Any = None, **kwargs: Any) -> str:
+        url = str(url_or_filename)
+        local = url_copy(self._folder, url)
+        if not is_remote(url) or url.startswith("hf://") or "::" in url or local is None:
+            return self._real(url_or_filename, download_config=download_config, **kwargs)
+
+        def fetch() -> bytes:
+            from datasets import DownloadConfig
+
+            config = download_config.copy() if download_config else DownloadConfig(**kwargs)
+            config.extract_compressed_file = False
+            return Path(self._real(url, download_config=config)).read_bytes()
+
+        data = self._remote.content(url, fetch)
+        local.parent.mkdir(parents=True, exist_ok=True)
+        local.write_bytes(data)
+        return self._real(str(local), download_config=download_config, **kwargs)
+
+
 @dataclass(frozen=True)
 class _Body:
     """A fetched body as `download()` reads an `httpx` response."""
@@ -362,6 +393,7 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
     results off, and Inspect's and inspect_evals' download caches, and the cache of builders a
     task makes itself, an empty temporary folder."""
     import datasets
+    import datasets.download.download_manager as dataset_downloads
     import huggingface_hub
     import inspect_ai._util.download as inspect_download
     import inspect_ai._util.file as inspect_files
@@ -379,11 +411,15 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
     saved_fsspec, saved_cache = inspect_files.fsspec, hf_source.inspect_cache_dir
     saved_httpx = inspect_download.httpx
     saved_hub = {name: getattr(huggingface_hub, name) for name in HUB_DOWNLOADS}
+    saved_cached_path = dataset_downloads.cached_path
     caching = datasets.is_caching_enabled()
     with tempfile.TemporaryDirectory(prefix="evaltasks-inspect-") as folder:
         datasets.load_dataset = _unsaved(stand_in.load_dataset)
         inspect_files.fsspec = _LocalFsspec(saved_fsspec, remote)
         inspect_download.httpx = _LocalHttpx(saved_httpx, remote)
+        dataset_downloads.cached_path = _LocalDownloads(
+            saved_cached_path, remote, Path(folder, "urls")
+        )
         hub = _LocalHub(saved_hub, remote)
         for name in HUB_DOWNLOADS:
             setattr(huggingface_hub, name, getattr(hub, name))
@@ -397,6 +433,7 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
             datasets.load_dataset = real
             inspect_files.fsspec = saved_fsspec
             inspect_download.httpx = saved_httpx
+            dataset_downloads.cached_path = saved_cached_path
             for name, real_call in saved_hub.items():
                 setattr(huggingface_hub, name, real_call)
             hf_source.inspect_cache_dir = saved_cache

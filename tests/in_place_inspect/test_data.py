@@ -6,8 +6,9 @@ their local copy in the data root, through the calls Inspect's own loaders make 
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -283,3 +284,40 @@ def test_paths_are_written_as_every_clone_and_machine_records_them(tmp_path: Pat
         "text": "What is up?",
         "count": 3,
     }
+
+
+class QuizScript(datasets.GeneratorBasedBuilder):
+    """A dataset script as inspect_evals' script-built datasets have them: its rows in a file
+    it downloads by URL (`dl_manager`)."""
+
+    BUILDER_CONFIGS: ClassVar = [datasets.BuilderConfig(name="default")]
+
+    def _info(self) -> datasets.DatasetInfo:
+        text = datasets.Value("string")
+        return datasets.DatasetInfo(features=datasets.Features({"input": text, "target": text}))
+
+    def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
+        path = dl_manager.download_and_extract(URL)
+        return [datasets.SplitGenerator(name="test", gen_kwargs={"path": path})]
+
+    def _generate_examples(self, path: str) -> Any:
+        with open(path, encoding="utf-8") as rows:
+            yield from enumerate(json.loads(line) for line in rows)
+
+
+def test_a_dataset_scripts_downloads_come_from_the_data_root(tmp_path: Path) -> None:
+    copy = url_copy(tmp_path, URL)
+    assert copy is not None
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(ROWS)
+    read: list[str] = []
+    with task_data(tmp_path, read, None):
+        builder = QuizScript()
+        builder.download_and_prepare()
+        scripted = [row["target"] for row in builder.as_dataset(split="test")]
+    assert scripted == ["sky", "floor"] and read == [str(copy)]
+
+    copy.unlink()
+    missing = r"no local copy of https://files.example/quiz/rows.jsonl at "
+    with pytest.raises(DatasetError, match=missing), task_data(tmp_path, [], None):
+        QuizScript().download_and_prepare()
