@@ -366,15 +366,27 @@ def _seeded() -> Iterator[None]:
 
 @contextlib.contextmanager
 def _mock_model() -> Iterator[None]:
-    """Inspect's mock model active (`MODEL`), as `inspect eval --model` makes a model."""
+    """Inspect's mock model active (`MODEL`), as `inspect eval --model` makes a model, for a
+    solver that calls the model itself (an agent loop)."""
     from inspect_ai.model import get_model
     from inspect_ai.model._model import active_model_context_var
 
-    token = active_model_context_var.set(get_model(MODEL))
+    token = active_model_context_var.set(get_model(MODEL, custom_outputs=_mock_reply))
     try:
         yield
     finally:
         active_model_context_var.reset(token)
+
+
+def _mock_reply(*args: Any) -> Any:
+    """The mock model's own reply, with its token usage given: without it, the mock counts
+    tokens with tiktoken, whose encoding it downloads (offline: half a minute's wait a call)."""
+    from inspect_ai.model import ModelOutput, ModelUsage
+    from inspect_ai.model._providers.mockllm import MockLLM
+
+    output = ModelOutput.from_content("mockllm", MockLLM.default_output)
+    output.usage = ModelUsage()
+    return output
 
 
 @contextlib.contextmanager

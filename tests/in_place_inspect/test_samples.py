@@ -58,3 +58,41 @@ def test_every_sample_is_what_inspect_sends(
         first = [(message["role"], _text(message["content"])) for message in sample.sent[0]]
         assert want["calls"], f"{name} {sample.label}: Inspect called no model"
         assert first == want["calls"][0], f"{name} {sample.label}"
+
+
+def test_a_solver_that_calls_the_model_itself_gets_the_mock_reply_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent loop calls the active model itself: Inspect's mock answers, without counting
+    tokens through tiktoken, whose encoding it would download (a wait for the network)."""
+    import types
+
+    import tiktoken.load
+    from inspect_ai import Task, task
+    from inspect_ai.dataset import MemoryDataset, Sample
+    from inspect_ai.model import get_model
+    from inspect_ai.solver import solver
+
+    def no_download(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("tiktoken downloads its encoding")
+
+    monkeypatch.setattr(tiktoken.load, "read_file", no_download)
+
+    @solver
+    def ask_twice() -> Any:
+        async def solve(state: Any, generate: Any) -> Any:
+            reply = await get_model().generate(state.messages)
+            state.messages.append(reply.message)
+            return await generate(state)
+
+        return solve
+
+    @task
+    def agent() -> Task:
+        return Task(dataset=MemoryDataset([Sample(input="Hi?", target="x")]), solver=ask_twice())
+
+    module = types.SimpleNamespace(agent=agent)
+    ref = InspectRef("agent", "agent", None, tmp_path / "agent.py")
+    (sample,) = build(ref, module, {}, tmp_path, None).samples
+    roles = [(message["role"], message["content"]) for message in sample.sent[0]]
+    assert roles == [("user", "Hi?"), ("assistant", "Default output from mockllm/model")]
