@@ -549,3 +549,29 @@ def test_paths_a_task_names_from_its_file_record_the_same_in_another_clone(
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(two)
         run(pytester, "--evaltasks", "here").assert_outcomes(passed=1)
+
+
+UNTARGETED = """\
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.solver import generate
+
+
+@task
+def untargeted() -> Task:
+    return Task(dataset=MemoryDataset([Sample(input="Tell me a joke.", metadata={"kind": "a"})]),
+                solver=[generate()])
+"""
+
+
+def test_a_task_with_no_target_passes_against_its_own_record(pytester: pytest.Pytester) -> None:
+    """A sample with no target (xstest's, graded by a model) shows no target line: the line
+    would end in a space, which a reader strips, and the next run would find the text edited."""
+    tasks = pytester.path / "tasks"
+    tasks.mkdir()
+    (pytester.path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tasks / "untargeted.py").write_text(UNTARGETED, encoding="utf-8")
+    run(pytester, "--evaltasks", "untargeted", "--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (tasks / "__snapshots__").glob("untargeted*.txt")
+    assert "target:" not in snapshot.read_text(encoding="utf-8")
+    run(pytester, "--evaltasks", "untargeted").assert_outcomes(passed=1)
