@@ -460,3 +460,19 @@ def test_hash_lines_are_taken_as_row_ordered_only_when_numbers_strictly_rise(
     text = "".join(f"{number} {'0' * 16}\n" for number in numbers)
     rising = all(a < b for a, b in itertools.pairwise(numbers))
     assert _in_row_number_order(text) is rising
+
+
+@given(st.lists(st.tuples(st.text(min_size=1), st.text()), max_size=4))
+def test_a_units_shown_lines_survive_a_reader_that_strips_trailing_spaces(
+    shown: list[tuple[str, str]],
+) -> None:
+    """Another harness's doc shows values that may be empty or end in spaces (an lm-eval or
+    Inspect target of ""): no shown line ends in whitespace, so the text a run lays out is the
+    text a later run reads back (else it would find the snapshot edited)."""
+    from pytest_evaltasks.engine.rendered import RenderedUnit
+    from pytest_evaltasks.snapshot.parse import recorded_shown_text
+    from pytest_evaltasks.snapshot.units import unit_block
+
+    block = unit_block(0, 1, RenderedUnit("a", 0, {}, [*shown, ("target", "")]))
+    assert "\ntarget:\n" in block
+    assert recorded_shown_text(f"\n{block}\n") == f"\n{block}\n"

@@ -295,9 +295,7 @@ def _unit(
     """One sample as a unit: its fields and what its solvers sent, shown and exported."""
     sample = rendered.sample
     fields = {"sample": sample, "sent": rendered.sent}
-    shown: list[tuple[str, Any]] = []
-    if sample.get("target") not in (None, "", []):  # a task with no target (xstest) shows none
-        shown.append(("target", sample["target"]))
+    shown: list[tuple[str, Any]] = [("target", sample.get("target", ""))]
     if "choices" in sample:
         shown.append(("choices", sample["choices"]))
     if "metadata" in sample:

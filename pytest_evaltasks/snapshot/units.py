@@ -79,7 +79,7 @@ def unit_block(position: int, total: int, unit: RenderedUnit) -> str:
     lines = [f"[doc {position + 1} of {total}] id={escape_line(unit.label)}"]
     for key, value in unit.shown:
         text = escape_line(value) if isinstance(value, str) else _shown_json(value)
-        lines.append(f"{escape_line(key)}: {text}")
+        lines.append(f"{escape_line(key)}: {text}" if text else f"{escape_line(key)}:")
     for title, text in unit.texts:
         lines.append(f"--- {escape_line(title)} ---")
         lines.extend(quote_text(text))

@@ -565,13 +565,13 @@ def untargeted() -> Task:
 
 
 def test_a_task_with_no_target_passes_against_its_own_record(pytester: pytest.Pytester) -> None:
-    """A sample with no target (xstest's, graded by a model) shows no target line: the line
-    would end in a space, which a reader strips, and the next run would find the text edited."""
+    """A sample with no target (xstest's, graded by a model) shows an empty target line that
+    ends in no space (which a reader strips): the next run finds the text as it wrote it."""
     tasks = pytester.path / "tasks"
     tasks.mkdir()
     (pytester.path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
     (tasks / "untargeted.py").write_text(UNTARGETED, encoding="utf-8")
     run(pytester, "--evaltasks", "untargeted", "--snapshot-update").assert_outcomes(passed=1)
     (snapshot,) = (tasks / "__snapshots__").glob("untargeted*.txt")
-    assert "target:" not in snapshot.read_text(encoding="utf-8")
+    assert "\ntarget:\n" in snapshot.read_text(encoding="utf-8")
     run(pytester, "--evaltasks", "untargeted").assert_outcomes(passed=1)
