@@ -3,14 +3,20 @@
 - A dataset read through `datasets` (`hf_dataset`, `load_dataset`) comes from
   `<data root>/<path>/<name or default>/<split>.jsonl` (`local_datasets.LocalDatasets`), as
   for lighteval's and lm-eval's tasks.
-- A file read by URL (`csv_dataset` or `json_dataset` on an `https://`, `s3://`, ... file, and
-  inspect_evals' cached loaders, which fetch through the same call) comes from
+- A file read by URL (`csv_dataset` or `json_dataset` on an `https://`, `s3://`, ... file,
+  inspect_evals' cached loaders, which fetch through the same call, Inspect's checksummed
+  `download()`, and a dataset script's `dl_manager.download`) comes from
   `<data root>/<host>/<the URL's path>` (`url_copy`).
+- A Hub repository's files (`huggingface_hub`'s `hf_hub_download`, `snapshot_download`) come
+  from `<data root>/datasets/<repo>/` (`hf://datasets/<repo>/<path>`, as a URL).
 
 What has no local copy is fetched as Inspect would fetch it (the Hub or its cache, the URL); a
 failure is an error that says where the local copy goes. Inspect's and inspect_evals' own
-download caches are kept in a temporary folder while a task is built: a copy cached there would
-be read instead of the data root's, and a fetch would be saved into the user's cache.
+download caches, and the cache of a `datasets` builder a task makes itself, are kept in a
+temporary folder while a task is built: a copy cached there would be read instead of the data
+root's, and a fetch would be saved into the user's cache.
+
+`stable_paths` writes the paths a build shows as every clone and machine records them.
 
 `--evaltasks-save-data` builds a task with `Fetched` collecting what it fetched, skipping local
 copies: the first rows of each dataset split read, and each URL's file whole (Inspect reads it
