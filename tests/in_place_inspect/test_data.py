@@ -62,6 +62,15 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Server:
     return served
 
 
+def local_copy(data_root: Path, data: bytes) -> Path:
+    """URL's local copy in the data root, holding `data`."""
+    copy = url_copy(data_root, URL)
+    assert copy is not None
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(data)
+    return copy
+
+
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -80,10 +89,7 @@ def test_url_copy_is_the_urls_host_and_path_inside_the_data_root(tmp_path: Path)
 
 
 def test_download_reads_the_local_copy_and_records_it(tmp_path: Path, server: Server) -> None:
-    copy = url_copy(tmp_path / "data", URL)
-    assert copy is not None
-    copy.parent.mkdir(parents=True)
-    copy.write_bytes(ROWS)
+    copy = local_copy(tmp_path / "data", ROWS)
     read: list[str] = []
     with task_data(tmp_path / "data", read, None):
         landed = download(URL, sha(ROWS), tmp_path / "cache" / "rows.jsonl")
@@ -92,10 +98,7 @@ def test_download_reads_the_local_copy_and_records_it(tmp_path: Path, server: Se
 
 
 def test_a_file_read_by_url_comes_from_its_local_copy(tmp_path: Path, server: Server) -> None:
-    copy = url_copy(tmp_path, URL)
-    assert copy is not None
-    copy.parent.mkdir(parents=True)
-    copy.write_bytes(ROWS)
+    copy = local_copy(tmp_path, ROWS)
     read: list[str] = []
     with task_data(tmp_path, read, None):
         samples = list(json_dataset(URL))
@@ -117,10 +120,7 @@ def test_without_a_copy_a_failed_fetch_says_where_the_copy_goes(
 def test_saving_keeps_each_fetched_file_whole_and_reads_no_copy(
     tmp_path: Path, server: Server
 ) -> None:
-    copy = url_copy(tmp_path, URL)
-    assert copy is not None
-    copy.parent.mkdir(parents=True)
-    copy.write_bytes(b"an older copy\n")  # what is being replaced: not read
+    copy = local_copy(tmp_path, b"an older copy\n")  # what is being replaced: not read
     server.bodies[URL] = ROWS
     fetched = Fetched(tmp_path, "quiz")
     with task_data(tmp_path, [], fetched):
@@ -306,10 +306,7 @@ class QuizScript(datasets.GeneratorBasedBuilder):
 
 
 def test_a_dataset_scripts_downloads_come_from_the_data_root(tmp_path: Path) -> None:
-    copy = url_copy(tmp_path, URL)
-    assert copy is not None
-    copy.parent.mkdir(parents=True)
-    copy.write_bytes(ROWS)
+    copy = local_copy(tmp_path, ROWS)
     read: list[str] = []
     with task_data(tmp_path, read, None):
         builder = QuizScript()
