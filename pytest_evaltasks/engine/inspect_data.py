@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from ..errors import DatasetError
+from ..snapshot.identity import relative_path_text
 from .inspect_source import OWN_PREFIX
 from .local_datasets import LocalDatasets, folder_for
 
@@ -348,19 +349,20 @@ def _placed(target: Path, path: str, data: bytes) -> Path:
 class _LocalDownloads:
     """`datasets`' `cached_path` as its download manager calls it for a dataset script that a
     task's code runs (`dl_manager.download(url)`, piqa's): a file by URL read from
-    `_RemoteFiles` into the build's temporary folder, then given to `datasets` as the local
-    file it now is (extracted as `datasets` extracts it); Hub files and local paths as
-    `datasets` has them."""
+    `_RemoteFiles` into `folder` (the build's own), then given to `datasets` as the local file
+    it now is (extracted as `datasets` extracts it); Hub files and local paths as `datasets`
+    has them."""
 
-    def __init__(self, real: Callable[..., str], remote: _RemoteFiles, folder: Path) -> None:
+    def __init__(self, real: Callable[..., str], remote: _RemoteFiles) -> None:
         self._real = real
         self._remote = remote
-        self._folder = folder
 
-    def __call__(self, url_or_filename: Any, download_config: Any = None, **kwargs: Any) -> str:
+    def __call__(
+        self, url_or_filename: Any, download_config: Any = None, *, folder: Path, **kwargs: Any
+    ) -> str:
         url = str(url_or_filename)
-        local = url_copy(self._folder, url)
-        if not is_remote(url) or url.startswith("hf://") or "::" in url or local is None:
+        local = url_copy(folder, url) if is_remote(url) else None
+        if local is None or url.startswith("hf://") or "::" in url:
             return self._real(url_or_filename, download_config=download_config, **kwargs)
 
         def fetch() -> bytes:
@@ -370,10 +372,8 @@ class _LocalDownloads:
             config.extract_compressed_file = False
             return Path(self._real(url, download_config=config)).read_bytes()
 
-        data = self._remote.content(url, fetch)
-        local.parent.mkdir(parents=True, exist_ok=True)
-        local.write_bytes(data)
-        return self._real(str(local), download_config=download_config, **kwargs)
+        placed = _placed(local.parent, local.name, self._remote.content(url, fetch))
+        return self._real(str(placed), download_config=download_config, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -395,9 +395,10 @@ class _Body:
 def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -> Iterator[None]:
     """Rows and files from the data root while a task is built (or, with `fetched`, fetched
     and kept): `datasets` as the task's loaders see it (they call the module's
-    `load_dataset`), Inspect's `file()` through `_LocalFsspec`, `datasets`' caching of `.map`
-    results off, and Inspect's and inspect_evals' download caches, and the cache of builders a
-    task makes itself, an empty temporary folder."""
+    `load_dataset`), each way a task fetches a file by URL or from the Hub through
+    `_RemoteFiles`, `datasets`' caching of `.map` results off, and Inspect's and inspect_evals'
+    download caches, and the cache of builders a task makes itself, an empty temporary folder.
+    Everything replaced is restored as the build ends."""
     import datasets
     import datasets.download.download_manager as dataset_downloads
     import huggingface_hub
@@ -405,65 +406,44 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
     import inspect_ai._util.file as inspect_files
     import inspect_ai.dataset._sources.hf as hf_source
 
-    real = datasets.load_dataset
-    builder_cache = datasets.config.HF_DATASETS_CACHE
-    unpatched = _Unpatched(datasets, _cached_in(real, builder_cache))
+    unpatched = _Unpatched(
+        datasets, _cached_in(datasets.load_dataset, datasets.config.HF_DATASETS_CACHE)
+    )
     stand_in = (
         LocalDatasets(unpatched, data_dir, read)
         if fetched is None
         else _SavingDatasets(unpatched, fetched)
     )
     remote = _RemoteFiles(data_dir, read, fetched)
-    saved_fsspec, saved_cache = inspect_files.fsspec, hf_source.inspect_cache_dir
-    saved_httpx = inspect_download.httpx
-    saved_hub = {name: getattr(huggingface_hub, name) for name in HUB_DOWNLOADS}
-    saved_cached_path = dataset_downloads.cached_path
-    caching = datasets.is_caching_enabled()
-    with tempfile.TemporaryDirectory(prefix="evaltasks-inspect-") as folder:
-        datasets.load_dataset = _unsaved(stand_in.load_dataset)
-        inspect_files.fsspec = _LocalFsspec(saved_fsspec, remote)
-        inspect_download.httpx = _LocalHttpx(saved_httpx, remote)
-        dataset_downloads.cached_path = _LocalDownloads(
-            saved_cached_path, remote, Path(folder, "urls")
-        )
-        hub = _LocalHub(saved_hub, remote)
+    hub = _LocalHub({name: getattr(huggingface_hub, name) for name in HUB_DOWNLOADS}, remote)
+    downloads = _LocalDownloads(dataset_downloads.cached_path, remote)
+    with (
+        tempfile.TemporaryDirectory(prefix="evaltasks-inspect-") as folder,
+        contextlib.ExitStack() as stack,
+    ):
+        swap = partial(_swap, stack)
+        swap(datasets, "load_dataset", _unsaved(stand_in.load_dataset))
+        swap(inspect_files, "fsspec", _LocalFsspec(inspect_files.fsspec, remote))
+        swap(inspect_download, "httpx", _LocalHttpx(inspect_download.httpx, remote))
+        swap(dataset_downloads, "cached_path", partial(downloads, folder=Path(folder, "urls")))
         for name in HUB_DOWNLOADS:
-            setattr(huggingface_hub, name, getattr(hub, name))
-        hf_source.inspect_cache_dir = lambda subdir, create=True: Path(folder)
-        datasets.config.HF_DATASETS_CACHE = Path(folder, "datasets")
-        datasets.disable_caching()
-        try:
-            with _evals_cache(Path(folder)):
-                yield
-        finally:
-            datasets.load_dataset = real
-            inspect_files.fsspec = saved_fsspec
-            inspect_download.httpx = saved_httpx
-            dataset_downloads.cached_path = saved_cached_path
-            for name, real_call in saved_hub.items():
-                setattr(huggingface_hub, name, real_call)
-            hf_source.inspect_cache_dir = saved_cache
-            datasets.config.HF_DATASETS_CACHE = builder_cache
-            if caching:
-                datasets.enable_caching()
+            swap(huggingface_hub, name, getattr(hub, name))
+        swap(hf_source, "inspect_cache_dir", lambda subdir, create=True: Path(folder))
+        swap(datasets.config, "HF_DATASETS_CACHE", Path(folder, "datasets"))
+        loaders = sys.modules.get("inspect_evals.utils.load_dataset")
+        if loaders is not None:  # its cached URL loaders (`load_json_dataset`, ...) fetch
+            # through Inspect's `file()` on each build; imported (or not) by the task's module
+            swap(loaders, "INSPECT_EVALS_CACHE_PATH", Path(folder))
+        if datasets.is_caching_enabled():
+            datasets.disable_caching()
+            stack.callback(datasets.enable_caching)
+        yield
 
 
-@contextlib.contextmanager
-def _evals_cache(folder: Path) -> Iterator[None]:
-    """inspect_evals' cached URL loaders (`load_json_dataset`, `load_csv_dataset`) keep their
-    downloads in `folder`, so that each build fetches through Inspect's `file()` (and so from
-    the data root); nothing when the task's module did not import them (its import is the
-    caller's, before the task is built)."""
-    loaders = sys.modules.get("inspect_evals.utils.load_dataset")
-    if loaders is None:
-        yield
-        return
-    saved = getattr(loaders, "INSPECT_EVALS_CACHE_PATH")  # noqa: B009 (a module's global)
-    setattr(loaders, "INSPECT_EVALS_CACHE_PATH", folder)  # noqa: B010
-    try:
-        yield
-    finally:
-        setattr(loaders, "INSPECT_EVALS_CACHE_PATH", saved)  # noqa: B010
+def _swap(stack: contextlib.ExitStack, owner: Any, name: str, value: Any) -> None:
+    """`owner.name` is `value` until `stack` closes."""
+    stack.callback(setattr, owner, name, getattr(owner, name))
+    setattr(owner, name, value)
 
 
 HUB_DOWNLOADS = ("hf_hub_download", "snapshot_download")
@@ -521,8 +501,6 @@ def stable_paths(value: Any, root: Path | None = None) -> Any:
 
 def _stable_text(text: str, root: Path | None) -> str:
     """One string of `stable_paths`."""
-    from ..snapshot.identity import relative_path_text
-
     if _private_folder is not None:
         text = text.replace(_private_folder, PRIVATE_CACHE_NAME)
     for folder in _installed_folders():
