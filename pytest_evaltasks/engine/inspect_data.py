@@ -487,9 +487,9 @@ sample's file): its path is the process's own, and a record is the same in every
 def stable_paths(value: Any, root: Path | None = None) -> Any:
     """`value` (plain data) as every process, clone and machine records it: the private
     download folder written as `PRIVATE_CACHE_NAME`, a path in inspect_evals' installed folder
-    as `inspect_evals:<path>` (the venv's place is the machine's), and any other absolute path
-    as records write paths (inside the project relative to `root`, `~/...`, `$TMPDIR/...`): a
-    task's own files are often named from its `__file__`."""
+    as `inspect_evals:<path>` (the venv's place is the machine's), and a path inside the
+    project relative to `root` (a task's own files are often named from its `__file__`); any
+    other string as written."""
     if isinstance(value, str):
         return _stable_text(value, root)
     if isinstance(value, list):
@@ -506,7 +506,14 @@ def _stable_text(text: str, root: Path | None) -> str:
     for folder in _installed_folders():
         if text.startswith(folder + os.sep):
             return OWN_PREFIX + text[len(folder) + 1 :].replace(os.sep, "/")
-    return relative_path_text(text, root)
+    shown = relative_path_text(text, root)
+    return text if shown.startswith(MACHINE_FOLDERS) else shown
+
+
+MACHINE_FOLDERS = ("~", "$TMPDIR")
+"""How `relative_path_text` names the home and temporary folders. A sample's own text that
+names a path there (`/root/flag.txt`, `/tmp/out.txt`) is the task's content, kept as written:
+named by the folder's variable, it would differ between machines whose home differs."""
 
 
 @functools.cache

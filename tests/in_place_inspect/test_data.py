@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -277,12 +279,15 @@ def test_paths_are_written_as_every_clone_and_machine_records_them(tmp_path: Pat
         "files": [str(root / "tasks" / "notes.txt"), "notes.txt"],
         "text": "What is up?",
         "count": 3,
+        # a sample's own text naming the home or temporary folder: content, as written
+        "machine": [os.path.join(os.path.expanduser("~"), "flag.txt"), tempfile.gettempdir()],
     }
     assert stable_paths(shown, root) == {
         "sandbox": "inspect_evals:mind2web_sc/compose.yaml",
         "files": ["tasks/notes.txt", "notes.txt"],
         "text": "What is up?",
         "count": 3,
+        "machine": shown["machine"],
     }
 
 
