@@ -251,7 +251,11 @@ def test_saving_keeps_each_file_of_a_hub_snapshot(tmp_path: Path, hub: Hub) -> N
 
 
 def test_what_a_build_replaces_is_restored(tmp_path: Path, server: Server) -> None:
+    import datasets.download.download_manager as dataset_downloads
+
     replaced = (
+        dataset_downloads.cached_path,
+        datasets.config.HF_DATASETS_CACHE,
         datasets.load_dataset,
         inspect_files.fsspec,
         inspect_download.httpx,
@@ -261,6 +265,8 @@ def test_what_a_build_replaces_is_restored(tmp_path: Path, server: Server) -> No
     with pytest.raises(DatasetError), task_data(tmp_path, [], None):
         download(URL, sha(ROWS), tmp_path / "cache" / "rows.jsonl")
     assert (
+        dataset_downloads.cached_path,
+        datasets.config.HF_DATASETS_CACHE,
         datasets.load_dataset,
         inspect_files.fsspec,
         inspect_download.httpx,
