@@ -253,26 +253,22 @@ def test_saving_keeps_each_file_of_a_hub_snapshot(tmp_path: Path, hub: Hub) -> N
 def test_what_a_build_replaces_is_restored(tmp_path: Path, server: Server) -> None:
     import datasets.download.download_manager as dataset_downloads
 
-    replaced = (
-        dataset_downloads.cached_path,
-        datasets.config.HF_DATASETS_CACHE,
-        datasets.load_dataset,
-        inspect_files.fsspec,
-        inspect_download.httpx,
-        huggingface_hub.hf_hub_download,
-        huggingface_hub.snapshot_download,
-    )
+    def replaceable() -> tuple[Any, ...]:
+        return (
+            dataset_downloads.cached_path,
+            datasets.config.HF_DATASETS_CACHE,
+            datasets.load_dataset,
+            inspect_files.fsspec,
+            inspect_download.httpx,
+            huggingface_hub.hf_hub_download,
+            huggingface_hub.snapshot_download,
+        )
+
+    before = replaceable()
     with pytest.raises(DatasetError), task_data(tmp_path, [], None):
+        assert all(now != then for now, then in zip(replaceable(), before))  # while built
         download(URL, sha(ROWS), tmp_path / "cache" / "rows.jsonl")
-    assert (
-        dataset_downloads.cached_path,
-        datasets.config.HF_DATASETS_CACHE,
-        datasets.load_dataset,
-        inspect_files.fsspec,
-        inspect_download.httpx,
-        huggingface_hub.hf_hub_download,
-        huggingface_hub.snapshot_download,
-    ) == replaced
+    assert replaceable() == before
 
 
 def test_paths_are_written_as_every_clone_and_machine_records_them(tmp_path: Path) -> None:
