@@ -266,7 +266,7 @@ def test_what_a_build_replaces_is_restored(tmp_path: Path, server: Server) -> No
 
     before = replaceable()
     with pytest.raises(DatasetError), task_data(tmp_path, [], None):
-        assert all(now != then for now, then in zip(replaceable(), before))  # while built
+        assert all(now != then for now, then in zip(replaceable(), before, strict=True))
         download(URL, sha(ROWS), tmp_path / "cache" / "rows.jsonl")
     assert replaceable() == before
 
