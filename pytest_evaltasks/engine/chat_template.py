@@ -13,7 +13,7 @@ import functools
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -49,6 +49,9 @@ class ChatTemplate:
     source: str
     bos_token: str = ""
     eos_token: str = ""
+    files: tuple[str, ...] = field(default=(), compare=False)
+    """The files (absolute) its resolution read or looked for: a change to any of them, a file
+    added beside it included, changes the template."""
 
 
 class TemplateRaised(jinja2.TemplateError):
@@ -192,7 +195,7 @@ def load_chat_template(spec: str | os.PathLike[str] | ChatTemplate) -> ChatTempl
         )
     if path.suffix == ".json":
         return load_tokenizer_config(name, path)
-    return ChatTemplate(name=name, source=read_text(name, path))
+    return ChatTemplate(name=name, source=read_text(name, path), files=(os.path.abspath(path),))
 
 
 def load_bundled(name: str) -> ChatTemplate:
@@ -236,6 +239,7 @@ def load_tokenizer_config(name: str, path: Path) -> ChatTemplate:
         source=source,
         bos_token=token_text(name, config, "bos_token"),
         eos_token=token_text(name, config, "eos_token"),
+        files=(os.path.abspath(path), os.path.abspath(beside)),
     )
 
 

@@ -26,8 +26,17 @@ def checkout_top(path: Path) -> Path | None:
 
     The nearest folder upward with a `.git` that is a repository or a link to one (a
     `gitdir:` file: a worktree or a submodule), on the same file system as `path`, as git
-    searches by default; a `.git` file that links nowhere ends the search, as in git.
+    searches by default; a `.git` file that links nowhere ends the search, as in git. What it
+    reads is never a task's input (`inputs.unrecorded`).
     """
+    from .inputs import unrecorded
+
+    with unrecorded():
+        return _checkout_top(path)
+
+
+def _checkout_top(path: Path) -> Path | None:
+    """`checkout_top`, observed or not."""
     if any(name in os.environ for name in GIT_DISCOVERY_VARIABLES):
         return _asked_git(path)
     folder = existing_folder(path).resolve()

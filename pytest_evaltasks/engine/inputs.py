@@ -71,6 +71,9 @@ _lock = threading.Lock()
 _active: list[InputRecorder] = []
 _opened_by: dict[str, set[str]] = {}
 """Code file -> files its code opened, for the whole process since the hook was installed."""
+_attributed = 0
+"""How many (code file, file) pairs `_opened_by` holds: what a result derived from it is
+valid for (`attributed`)."""
 _hook_installed = False
 _original_import: Any = None
 _original_import_module: Any = None
@@ -92,7 +95,24 @@ _LISTINGS = frozenset({"os.listdir", "os.scandir"})
 though no file it opened changed."""
 
 
+_suspended = threading.local()
+
+
+@contextlib.contextmanager
+def unrecorded() -> Iterator[None]:
+    """This package's own bookkeeping in the block (finding the git checkout) is not read for
+    any task: nothing it opens, lists or starts counts."""
+    depth = getattr(_suspended, "depth", 0)
+    _suspended.depth = depth + 1
+    try:
+        yield
+    finally:
+        _suspended.depth = depth
+
+
 def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if getattr(_suspended, "depth", 0):
+        return
     if event == "open":
         if args:
             if _listening:
@@ -121,27 +141,14 @@ UNSEEN = "<another process: its reads are not seen>"
 """The input a task's code has when it started another process: not a file, but the mark
 that what it read cannot be known (a changed-only run always checks such a task)."""
 
-NATIVE = "<a native reader: its reads are not seen>"
-"""The input of project code that imports a reader whose file opens happen in native code
-(`NATIVE_READERS`) and does not declare the files it reads (`evaltasks_inputs`)."""
-
-UNSEEN_REASONS = {
-    UNSEEN: "its code started another process, whose reads are not seen",
-    NATIVE: (
-        "its code imports a reader whose file opens are not seen (declare the files in "
-        "evaltasks_inputs)"
-    ),
-}
+UNSEEN_REASONS = {UNSEEN: "its code started another process, whose reads are not seen"}
 """Why a task whose inputs hold a mark is checked by every changed-only run."""
 
-NATIVE_READERS = frozenset(
-    {"pyarrow", "polars", "duckdb", "h5py", "tables", "fastparquet", "netCDF4", "lance", "zarr"}
-)
-"""Top-level packages whose readers open files in native code, unseen by the audit hook
-(pandas opens through Python, and is seen)."""
-
 DECLARED_INPUTS = "evaltasks_inputs"
-"""A module-level list of the files a module reads unseen (paths or globs relative to it)."""
+"""A module-level list of the files a module reads where no open is seen (a reader in native
+code, such as pyarrow's behind `pandas.read_parquet`; another process): paths or globs relative
+to it. Unseen, such a file is claimed by no task, so its change checks every task; declared, it
+selects the tasks that read it."""
 
 
 connections: set[str] = set()
@@ -205,9 +212,24 @@ def _opened(path: Any, absolute: bool = False) -> None:
     while frame is not None:
         filename = frame.f_code.co_filename
         if _is_project_code(filename):
-            _opened_by.setdefault(filename, set()).add(opened)
+            _attribute(filename, opened)
             return
         frame = frame.f_back  # type: ignore[assignment]
+
+
+def _attribute(filename: str, opened: str) -> None:
+    """`opened` was opened (or listed) by the code of `filename`."""
+    global _attributed
+    known = _opened_by.setdefault(filename, set())
+    if opened not in known:
+        known.add(opened)
+        _attributed += 1
+
+
+def attributed() -> int:
+    """A count that grows whenever project code is first seen opening a file: a result made
+    from what code opened holds while it is unchanged."""
+    return _attributed
 
 
 def _listed(path: Any) -> None:
@@ -232,19 +254,31 @@ def _listed(path: Any) -> None:
     folder = os.path.join(listed, "")
     for recorder in _active:
         recorder.files.add(folder)
-    _opened_by.setdefault(frame.f_code.co_filename, set()).add(folder)
+    _attribute(frame.f_code.co_filename, folder)
+
+
+_excluded: tuple[str, ...] = ()
+"""Folders (with a trailing separator) whose files are never inputs (`exclude_folder`)."""
+
+
+def exclude_folder(folder: str) -> None:
+    """Never count a file under `folder` as read: a cache of this package's own (a build's
+    private `datasets` cache), wherever the temporary folder lies, inside a project too."""
+    global _excluded
+    forms = {os.path.join(os.path.abspath(folder), ""), os.path.join(os.path.realpath(folder), "")}
+    _excluded = tuple(sorted({*_excluded, *forms}))
 
 
 def _absolute_path(path: Any) -> str | None:
-    """An audited path as an absolute one; None for a descriptor, an installed file or a
-    bytecode cache."""
+    """An audited path as an absolute one; None for a descriptor, an installed file, a
+    bytecode cache or a file in an excluded folder."""
     if isinstance(path, int) or path is None:
         return None
     try:
         absolute = os.path.abspath(os.fsdecode(path))
     except (TypeError, ValueError):
         return None
-    if installed_file(absolute) or "__pycache__" in absolute:
+    if installed_file(absolute) or "__pycache__" in absolute or absolute.startswith(_excluded):
         return None
     return absolute
 
@@ -376,11 +410,18 @@ def _project(path: str, within: str) -> bool:
     )
 
 
-def inputs_of(modules: Iterable[str], files: Iterable[str], within: Path) -> set[str]:
+def inputs_of(
+    modules: Iterable[str], files: Iterable[str], within: Path, follow_opened: bool = True
+) -> set[str]:
     """The project files reached from `modules` (imported) and `files` (opened): every project
-    module in their import closure, and every file their code opened or folder it listed.
-    Absolute paths; a folder's ends with a separator."""
-    return reach_of(modules, files, within, outside=False).project
+    module in their import closure, and (`follow_opened`) every file their code was seen to
+    open or folder it listed in this process, at any time. Absolute paths; a folder's ends
+    with a separator.
+
+    Following what code opened makes a record complete when a read is cached (a prompt function
+    that reads a file on its first call only, for a sibling task built earlier), at the price of
+    over-approximating: what a module's code opened for one task counts for its others."""
+    return reach_of(modules, files, within, outside=False, follow_opened=follow_opened).project
 
 
 class Reach(NamedTuple):
@@ -402,14 +443,19 @@ class Reach(NamedTuple):
 
 
 def reach_of(
-    modules: Iterable[str], files: Iterable[str], within: Path, outside: bool = True
+    modules: Iterable[str],
+    files: Iterable[str],
+    within: Path,
+    outside: bool = True,
+    follow_opened: bool = True,
 ) -> Reach:
     """What code that imported `modules` and opened `files` reached, in and outside the
     project folder `within` (this package's own code and the standard library aside: the
     Python version stands for the one, and nothing of the other reads a task's files).
 
     Without `outside`, code outside the project is not followed: the project files are then
-    those reached through project code alone, which is what snapshots record."""
+    those reached through project code alone, which is what snapshots record. Without
+    `follow_opened`, only the files given count as opened (see `inputs_of`)."""
     base = str(within.resolve())
     stdlib = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
     reach = Reach(set(), set(), set())
@@ -433,7 +479,8 @@ def reach_of(
         if place in ("installed", "other") or (place == "outside" and not outside):
             continue  # not followed
         (reach.project if place == "project" else reach.outside).add(path)
-        stack.extend((opened, False) for opened in _opened_by.get(path, ()))
+        if follow_opened:
+            stack.extend((opened, False) for opened in _opened_by.get(path, ()))
         if path.endswith(".py"):
             names = static_imports(path, _package_of(path))
             stack.extend(
@@ -441,8 +488,6 @@ def reach_of(
                 for name in names
                 if (module_path := module_file(name)) is not None
             )
-            if _reads_natively(names) and not declares_inputs(path):
-                reach.project.add(NATIVE)
     return reach
 
 
@@ -507,33 +552,6 @@ def static_imports(path: str, package: str) -> set[str]:
     except OSError:
         return set()
     return set(_static_imports(path, package, stat.st_mtime_ns, stat.st_size))
-
-
-def _reads_natively(names: Iterable[str]) -> bool:
-    """Whether imported module names include a native reader's package."""
-    return any(name.partition(".")[0] in NATIVE_READERS for name in names)
-
-
-def declares_inputs(path: str) -> bool:
-    """Whether a module assigns `evaltasks_inputs` at its top level."""
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return False
-    return _declares_inputs(path, stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=4096)
-def _declares_inputs(path: str, mtime: int, size: int) -> bool:
-    try:
-        tree = ast.parse(Path(path).read_bytes(), path)
-    except (OSError, SyntaxError, ValueError):
-        return False
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
-        if any(isinstance(t, ast.Name) and t.id == DECLARED_INPUTS for t in targets):
-            return True
-    return False
 
 
 @functools.lru_cache(maxsize=4096)

@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from ..errors import DatasetError
+from ..snapshot import identity
 from ..snapshot.identity import relative_path_text
 from .inspect_source import OWN_PREFIX
 from .local_datasets import LocalDatasets, folder_for
@@ -510,10 +511,10 @@ def _stable_text(text: str, root: Path | None) -> str:
     return text if shown.startswith(MACHINE_FOLDERS) else shown
 
 
-MACHINE_FOLDERS = ("~", "$TMPDIR")
-"""How `relative_path_text` names the home and temporary folders. A sample's own text that
-names a path there (`/root/flag.txt`, `/tmp/out.txt`) is the task's content, kept as written:
-named by the folder's variable, it would differ between machines whose home differs."""
+MACHINE_FOLDERS = identity.MACHINE_FOLDERS
+"""How `relative_path_text` names the machine folders (home, temporary, ...). A sample's own
+text that names a path there (`/root/flag.txt`, `/tmp/out.txt`) is the task's content, kept as
+written: named by the folder's variable, it would differ between machines whose home differs."""
 
 
 @functools.cache

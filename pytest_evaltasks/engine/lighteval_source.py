@@ -253,23 +253,29 @@ class LightevalModules:
         loaded = self.loaded_of(entry)
         return loaded.module if loaded is not None else None
 
-    def imported_inputs(self, entry: Entry, within: Path) -> frozenset[str]:
+    def imported_inputs(
+        self, entry: Entry, within: Path, follow_opened: bool = True
+    ) -> frozenset[str]:
         """The project files a task module's import read (its own file, its project imports,
-        files it opened): the same for all of a module's tasks, so worked out once per import
-        (and per project folder)."""
-        from .inputs import inputs_of
+        files it opened; with `follow_opened`, every file their code opened since, see
+        `inputs.inputs_of`): the same for all of a module's tasks, so worked out once for as
+        long as no code is seen opening a new file."""
+        from .inputs import attributed, inputs_of
 
         loaded = self.loaded_of(entry)
         if loaded is None:
             return frozenset()
-        if loaded.read is None or loaded.read[0] != str(within):
+        key = (str(within), follow_opened, attributed() if follow_opened else 0)
+        known = loaded.read.get(key)
+        if known is None:
             modules = {
                 loaded.name,
                 *(target for targets in loaded.edges.values() for target in targets),
             }
             files = {*loaded.opened, str(loaded.path.resolve())}
-            loaded.read = (str(within), frozenset(inputs_of(modules, files, within)))
-        return loaded.read[1]
+            known = frozenset(inputs_of(modules, files, within, follow_opened))
+            loaded.read = {key: known}
+        return known
 
     def declared_inputs(self, entry: Entry) -> set[str]:
         """The files the task's module declares it reads where no file open can be seen (a

@@ -258,12 +258,15 @@ class Registry:
         source = self.source_of(name)
         return source.module_of(self.entries[name]) if isinstance(source, ImportsModules) else None
 
-    def imported_inputs(self, name: str, within: Path) -> frozenset[str]:
-        """The project files a task's module read as it was imported (none: not a module's)."""
+    def imported_inputs(
+        self, name: str, within: Path, follow_opened: bool = True
+    ) -> frozenset[str]:
+        """The project files a task's module read as it was imported (none: not a module's);
+        with `follow_opened`, also what its code opened since (`inputs.inputs_of`)."""
         source = self.source_of(name)
         if not isinstance(source, ImportsModules):
             return frozenset()
-        return source.imported_inputs(self.entries[name], within)
+        return source.imported_inputs(self.entries[name], within, follow_opened)
 
     def version_of(self, name: str) -> object:
         """A task's version, without converting its config."""

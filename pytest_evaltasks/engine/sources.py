@@ -185,9 +185,12 @@ class ImportsModules(Protocol):
         """The imported module that registered a task."""
         ...
 
-    def imported_inputs(self, entry: Entry, within: Path) -> frozenset[str]:
+    def imported_inputs(
+        self, entry: Entry, within: Path, follow_opened: bool = True
+    ) -> frozenset[str]:
         """The project files (under `within`) the task's module read as it was imported: its
-        own file, the project modules it imports, the files it opened."""
+        own file, the project modules it imports, the files it opened (with `follow_opened`,
+        also those its code opened since: `inputs.inputs_of`)."""
         ...
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .inputs import InputRecorder
+from .private_caches import private_caches
 
 PROVIDED = {
     "lighteval.tasks.lighteval_task": "LightevalTaskConfig",
@@ -55,9 +56,9 @@ class LoadedModule:
     (its own, and those of modules it loaded for the first time)."""
     opened: set[str] = field(default_factory=set)
     """Files opened while it was imported (absolute paths)."""
-    read: tuple[str, frozenset[str]] | None = None
-    """The project files its import read, as worked out for a project folder (set by the
-    first build of one of its tasks)."""
+    read: dict[tuple[str, bool, int], frozenset[str]] = field(default_factory=dict)
+    """The project files its import read, as last worked out (`imported_inputs`), by what it
+    was worked out for."""
 
     @property
     def imports(self) -> set[str]:
@@ -169,7 +170,7 @@ def load_module(path: Path, name: str) -> LoadedModule:
     output = io.StringIO()
     recorder = InputRecorder(name)
     try:
-        with _quiet(output), recorder:
+        with _quiet(output), recorder, private_caches():
             loaded.module = _import(path, name)
     except KeyboardInterrupt:
         raise

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine.rendered import Upstream
-from ..snapshot.built import BuiltSnapshot, build_snapshot
+from ..snapshot.built import BuiltSnapshot, Reads, build_snapshot
 from ..snapshot.check import FreshBuildError
 from ..snapshot.facts import SnapshotFacts
 from ..snapshot.settings import RunSettings
@@ -30,7 +30,9 @@ from .profiles import split_item_name
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
+    from ..engine.inputs import InputRecorder
     from ..engine.registry import Registry
+    from ..engine.rendered import RenderedTask
     from ..engine.task_string import TaskRequest
     from .profiles import Rendering
 
@@ -49,25 +51,60 @@ def build_here(
     label: str | None = None,
 ) -> BuiltSnapshot:
     """One task rendered by its source and fingerprinted in this process: what every item and
-    fresh process does, so both build alike. The project files its code reads (at import and
-    while it renders) are observed and recorded, relative to the root; `within` is the folder
-    project files live in (the git checkout, or the root). The files the source knows the task
-    reads count too, and its caches never do."""
+    fresh process does, so both build alike.
+
+    Everything the build reads is recorded as its inputs, relative to the root (`within` is
+    the folder project files live in: the git checkout, or the root): what its code reads at
+    import and while it renders (a prompt function's first call included), what this package
+    reads for it (its rows, the images its docs name, as they are fingerprinted), the files its
+    source knows it reads and the chat template's files. Its caches are private to the build
+    (`private_caches`), so a warm cache reads what a cold one does."""
     from ..engine.collection import checkpoint
-    from ..engine.inputs import InputRecorder, inputs_of, recorded_input
+    from ..engine.inputs import InputRecorder
+    from ..engine.private_caches import private_caches
+
+    with InputRecorder() as seen, private_caches():
+        rendered = registry.render(request, run, template)
+        checkpoint(rendered.size)
+        return build_snapshot(
+            rendered,
+            run,
+            template,
+            root,
+            hash_seed,
+            lambda: _inputs(registry, request.name, rendered, template, seen, root, within),
+            label,
+        )
+
+
+def _inputs(
+    registry: Registry,
+    name: str,
+    rendered: RenderedTask,
+    template: ChatTemplate | None,
+    seen: InputRecorder,
+    root: Path,
+    within: Path | None,
+) -> Reads:
+    """A finished build's reads (see `Reads`), as records name them."""
+    from ..engine.inputs import inputs_of, recorded_input
 
     base = within or root
-    with InputRecorder() as seen:
-        rendered = registry.render(request, run, template)
-    checkpoint(rendered.size)
     known = {path for path in rendered.inputs if _present(path)}
-    read = inputs_of(seen.modules, seen.files | known, base)
+    if template is not None:
+        known |= {path for path in template.files if _present(path)}
+    modules, files = set(seen.modules), set(seen.files) | known
+    own = inputs_of(modules, files, base, follow_opened=False)
+    own |= registry.imported_inputs(name, base, follow_opened=False)
+    recorded = own | inputs_of(modules, files, base) | registry.imported_inputs(name, base)
     if rendered.caches:
         caches = tuple(os.path.join(os.path.abspath(c), "") for c in rendered.caches)
-        read = {path for path in read if not path.startswith(caches)}
-    read |= registry.imported_inputs(request.name, base)
-    inputs = tuple(recorded_input(path, root) for path in read)
-    return build_snapshot(rendered, run, template, root, hash_seed, inputs, label)
+        own = {path for path in own if not path.startswith(caches)}
+        recorded = {path for path in recorded if not path.startswith(caches)}
+    return Reads(
+        tuple(recorded_input(path, root) for path in recorded),
+        tuple(recorded_input(path, root) for path in own),
+    )
 
 
 def _present(path: str) -> bool:
@@ -116,6 +153,8 @@ class FreshBuild:
     """The docs shown in full, by label, in order."""
     lint: list[str]
     upstream: Upstream | None = None
+    reads: tuple[str, ...] = ()
+    """What the fresh build itself read (`BuiltSnapshot.reads`)."""
 
     def facts_in(self, format_version: int) -> SnapshotFacts:
         """The facts in the format a record was written in."""
@@ -370,6 +409,7 @@ def reply_of(
         "blocks": built.shown_blocks(docs_shown),
         "lint": lint,
         "upstream": None if built.upstream is None else asdict(built.upstream),
+        "reads": list(built.reads),
     }
 
 
@@ -387,6 +427,7 @@ def _from_json(data: dict[str, Any], docs_shown: int) -> FreshBuild:
         blocks=data["blocks"],
         lint=data["lint"],
         upstream=None if data["upstream"] is None else Upstream(**data["upstream"]),
+        reads=tuple(data["reads"]),
     )
 
 
@@ -414,11 +455,10 @@ class _ChildBuilder:
         label: str,
         docs_shown: int,
         run_json: dict[str, Any],
-        template: dict[str, str] | None,
+        template: dict[str, Any] | None,
         older: list[int],
     ) -> dict[str, Any]:
         """One task's facts, docs shown and lint findings, or the error that stopped it."""
-        from ..engine.chat_template import ChatTemplate
         from ..engine.task_string import parse_label
         from ..errors import EvalTaskError
 
@@ -429,7 +469,7 @@ class _ChildBuilder:
                 self.registry,
                 request,
                 RunSettings(**run_json),
-                None if template is None else ChatTemplate(**template),
+                None if template is None else _template_of(template),
                 self.root,
                 self.within,
                 current_hash_seed(),
@@ -443,6 +483,13 @@ class _ChildBuilder:
             return reply_of(built, docs_shown, lint, older)
         except (EvalTaskError, KeyError, TypeError, ValueError) as exc:
             return {"error": f"{type(exc).__name__}: {exc}".split("\n")[0]}
+
+
+def _template_of(data: dict[str, Any]) -> ChatTemplate:
+    """A chat template as `asdict` sent it (its files arrive as a list)."""
+    from ..engine.chat_template import ChatTemplate
+
+    return ChatTemplate(**{**data, "files": tuple(data.get("files", ()))})
 
 
 def main() -> None:

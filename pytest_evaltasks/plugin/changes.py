@@ -1,26 +1,27 @@
 """`--evaltasks-changed[=REF]`: the tasks whose prompts a change since a git revision can affect.
 
-Selection over-approximates: a task is selected when anything it may read changed since REF
-(committed, staged, in the working tree, new and deleted files included):
+Selection is fail-safe: a task is left out only when no changed path can affect it. Every path
+changed since REF (committed, staged, in the working tree, new, deleted and untracked files
+included, anywhere in the repository, read from git unquoted, through links and into
+submodules) is classified:
 
-- the project files its code read, as its snapshots record them (`[inputs]`, observed while
-  the task was imported and built: helpers imported at call time, files read, data), in the
-  working copy and at REF;
-- what its module imports now (observed while the registry imported it);
-- its local data folder, its `hf_data_files`, a local `hf_repo`;
-- its snapshot files, deleted ones too;
-- a file that shapes every task: `pytest.ini`, `pyproject.toml`, `tox.ini`, `setup.cfg`,
-  `setup.py`, any `conftest.py`, requirement and lock files, the chat template in use.
+- a file that configures the run (`RunConfiguration`: the ini file pytest loaded and every
+  file pytest could take its configuration from, any `conftest.py`, the chat template and
+  every file its resolution read, a task-list file) selects every task;
+- a path some tasks claim (`claims`: their snapshots' `[inputs]` in the working copy and at
+  REF, what their modules import and read now, their data, their snapshot files) selects them;
+- a path the project declares irrelevant (`ignore_list`, the `evaltasks_changed_ignore` ini
+  key) selects nothing;
+- any other path selects every task: nothing shows it cannot affect one.
 
-A task whose snapshots record no inputs (new, or unreadable) is selected too: what it reads
-cannot be told. Paths are read from git unquoted (`-z`), anywhere in the repository (not only
-under the root directory), through symbolic links and into submodules. The default REF is the
-merge base with the repository's default branch; in CI, without one, REF must be given.
+A task no snapshot records the reads of (new, or unreadable) is selected whatever changed, and
+one whose reads cannot all be seen (its code started another process) by any change that is
+not ignored. The default REF is the merge base with the repository's default branch; in CI,
+without one, REF must be given.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -32,7 +33,10 @@ from ..engine.inputs import UNSEEN_REASONS, is_folder
 from ..snapshot.line_text import unescape_line
 from ..snapshot.parse import SnapshotFileError, normalise, parse_head
 from ..snapshot.storage import SNAPSHOT_SUFFIX
+from .claims import Claim, Claims
 from .git import GitError, commit_of, files_at, run_git, toplevel
+from .ignore_list import INI_KEY as IGNORE_KEY
+from .ignore_list import IgnoreList
 from .plan import request_of
 
 if TYPE_CHECKING:
@@ -43,47 +47,106 @@ DEFAULT_REF = ""
 
 DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
 
-SHAPING_FILES = (
-    "pytest.toml",
-    ".pytest.toml",
-    "pytest.ini",
-    ".pytest.ini",
-    ".gitattributes",
-    "pyproject.toml",
-    "tox.ini",
-    "setup.cfg",
-    "setup.py",
-    "conftest.py",
-    "requirements*.txt",
-    "requirements*.in",
-    "constraints*.txt",
-    "*.lock",
-    "Pipfile",
-    "environment.yml",
-)
-"""File names (glob patterns) whose change can shape every task's prompts."""
+CONFIG_FILE_NAMES = frozenset(
+    {"pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini",
+     "setup.cfg"}
+)  # fmt: skip
+"""The files pytest takes its configuration from (the first it finds, searching up from the
+arguments' common folder): one added, removed or changed in such a folder can change the run."""
+
+CONFTEST = "conftest.py"
+
+
+@dataclass(frozen=True)
+class RunConfiguration:
+    """The files whose change can change every task's prompts, because they configure the run
+    rather than one task: never narrowed by claims, never ignored."""
+
+    files: frozenset[str]
+    """Absolute paths, as given and resolved: the ini file pytest loaded, the chat templates in
+    use and every file their resolution read, the task-list files of the task strings."""
+    config_folders: frozenset[str]
+    """Where pytest looks for its configuration (the root directory, the invocation directory
+    and every folder above them): a configuration file there, loaded or not, counts."""
+
+    @classmethod
+    def of(cls, files: Iterable[str | Path], folders: Iterable[str | Path]) -> RunConfiguration:
+        """From the files read to configure the run and the folders pytest configures from
+        (each folder's parents count too)."""
+        given = {os.path.abspath(path) for path in files}
+        found = given | {os.path.realpath(path) for path in given}
+        config_folders: set[str] = set()
+        for folder in folders:
+            current = os.path.abspath(folder)
+            while True:
+                config_folders |= {current, os.path.realpath(current)}
+                parent = os.path.dirname(current)
+                if parent == current:
+                    break
+                current = parent
+        return cls(frozenset(found), frozenset(config_folders))
+
+    def configures(self, path: str) -> str | None:
+        """Why the changed `path` (absolute) configures the run, or None."""
+        name = os.path.basename(path)
+        if name == CONFTEST:
+            return "a conftest.py: it configures the run"
+        if path in self.files or os.path.realpath(path) in self.files:
+            return "it configures the run"
+        if name in CONFIG_FILE_NAMES and os.path.dirname(path) in self.config_folders:
+            return "pytest may take its configuration from it"
+        return None
 
 
 @dataclass
 class Changes:
-    """What changed since a revision, and which tasks it selects (with the reasons)."""
+    """What changed since a revision, how each path was classified, and which tasks it
+    selects (with the reasons)."""
 
     since: str
     files: set[Path]
     selected: dict[str, list[str]] = field(default_factory=dict)
     """Task name -> why it is selected."""
+    configuring: list[str] = field(default_factory=list)
+    """Changed files that configure the run, each with why (every task is selected)."""
+    claimed: dict[str, list[str]] = field(default_factory=dict)
+    """Task name -> the changed paths it claims, as reasons."""
+    unclaimed: list[str] = field(default_factory=list)
+    """Changed paths no task claims and the ignore list does not hide (every task is
+    selected), relative to the root."""
+    ignored: list[str] = field(default_factory=list)
+    """Changed paths the ignore list hides, relative to the root."""
+
+    @property
+    def widened(self) -> list[str]:
+        """Why every task is selected (empty: the selection was narrowed)."""
+        reasons = list(self.configuring)
+        if self.unclaimed:
+            listed = ", ".join(self.unclaimed[:5]) + (
+                f" and {len(self.unclaimed) - 5} more" if len(self.unclaimed) > 5 else ""
+            )
+            count = len(self.unclaimed)
+            reasons.append(
+                f"{count} changed file{'s' if count != 1 else ''} no task claims ({listed}), so "
+                f"none can be shown irrelevant: every task is checked (declare files that "
+                f"cannot affect any prompt in {IGNORE_KEY} (ini) to narrow the selection)"
+            )
+        return reasons
 
     def describe(self) -> str:
         """`3 tasks changed since REF: mmlu.py changed; helpers/mcq.py changed, imported by ...`,
         or that nothing is to be checked."""
+        count = len(self.selected)
+        head = f"{count} task{'s' if count != 1 else ''} changed since {self.since}"
+        ignored = self._ignored_note()
+        if not count:
+            return f"{head}: nothing to check{ignored}"
+        if self.widened:
+            return f"{head}: " + "; ".join(self.widened) + ignored
         by_reason: dict[str, list[str]] = defaultdict(list)
         for name, reasons in self.selected.items():
             for reason in reasons:
                 by_reason[reason].append(name)
-        count = len(self.selected)
-        head = f"{count} task{'s' if count != 1 else ''} changed since {self.since}"
-        if not count:
-            return f"{head}: nothing to check"
         parts = []
         for reason in sorted(by_reason)[:8]:
             names = sorted(by_reason[reason])
@@ -92,7 +155,16 @@ class Changes:
             )
             parts.append(f"{reason} ({listed})")
         more = f"; ... ({len(by_reason) - 8} more reasons)" if len(by_reason) > 8 else ""
-        return f"{head}: " + "; ".join(parts) + more
+        return f"{head}: " + "; ".join(parts) + more + ignored
+
+    def _ignored_note(self) -> str:
+        """What the ignore list hid, for the header."""
+        if not self.ignored:
+            return ""
+        listed = ", ".join(self.ignored[:3]) + (
+            f" and {len(self.ignored) - 3} more" if len(self.ignored) > 3 else ""
+        )
+        return f" ({listed} changed, ignored by {IGNORE_KEY})"
 
 
 @dataclass(frozen=True)
@@ -102,39 +174,12 @@ class ChangedFiles:
     since: str
     top: Path
     commit: str
+    names: frozenset[str]
+    """Changed paths, absolute, as git names them (under the checkout's folder)."""
     paths: frozenset[str]
     """Changed paths, absolute, as git names them and resolved through links."""
     folders: frozenset[str]
     """Changed paths that are folders (submodules) or links to folders: all below them count."""
-
-    def changed_input(self, path: str) -> str | None:
-        """The changed path that makes an input (absolute) changed: the file itself (or a
-        changed folder holding it), or, for a listed folder (a trailing separator), the first
-        changed path anywhere inside it (git names files, not the new folder a listing would
-        see as an entry, so anything below counts); None when it did not change."""
-        if not is_folder(path):
-            return path if self.touches(path) else None
-        folder = path.rstrip(os.sep)
-        if self.touches(folder):
-            return folder
-        inside = sorted(
-            candidate
-            for candidate in self.paths
-            if candidate.startswith(path) or candidate.startswith(os.path.realpath(folder) + os.sep)
-        )
-        return inside[0] if inside else None
-
-    def touches(self, path: str) -> bool:
-        """Whether `path` (absolute) is, or is under, a changed path, as given or resolved."""
-        for candidate in {path, os.path.realpath(path)}:
-            if candidate in self.paths:
-                return True
-            parent = os.path.dirname(candidate)
-            while parent and parent != os.path.dirname(parent):
-                if parent in self.folders:
-                    return True
-                parent = os.path.dirname(parent)
-        return False
 
 
 def changed_files(start: Path, ref: str, in_ci: bool = False) -> ChangedFiles:
@@ -158,7 +203,8 @@ def changed_files(start: Path, ref: str, in_ci: bool = False) -> ChangedFiles:
             folders.add(path)
             folders.add(os.path.realpath(path))
     folders |= _changed_in_submodules(top, names)
-    return ChangedFiles(since, top, commit, frozenset(paths), frozenset(folders))
+    given = frozenset(os.path.join(str(top), name) for name in names)
+    return ChangedFiles(since, top, commit, given, frozenset(paths), frozenset(folders))
 
 
 def _split(output: bytes) -> list[str]:
@@ -215,109 +261,140 @@ def select_changed(
     changed: ChangedFiles,
     root: Path,
     snapshot_dir: Path,
-    templates: list[Path],
+    configuration: RunConfiguration,
+    ignore: IgnoreList,
     names: Iterable[str] | None = None,
 ) -> Changes:
     """The tasks the changed files can affect, each with why: of `names` (registered tasks;
     default: every name of the listed folders).
 
-    Work is done per module, per snapshot file and per changed file, never per task and file:
-    lighteval's suite has tens of thousands of tasks in a few hundred modules.
+    Every changed path is classified, and only a path shown to concern some tasks narrows the
+    selection: one that configures the run selects every task; one that tasks claim (their
+    records, their modules' reads, their data, their snapshots) selects them; one that matches
+    the declared ignore list selects nothing; any other selects every task. Work is done per
+    module, per snapshot file and per changed path, never per task and path: lighteval's suite
+    has tens of thousands of tasks in a few hundred modules.
     """
-    changes = Changes(changed.since, {Path(path) for path in changed.paths})
-    shown = _relative_to(root)
-    shaping = _shaping(changed, templates, shown)
     names = registry.names if names is None else list(names)
-    if shaping:
-        for name in names:
-            changes.selected[name] = shaping
-        return changes
-    recorded = _recorded_inputs(changed, snapshot_dir, root)
-    modules = _module_reasons(registry, changed, root, shown)
+    claims, unrecorded = _claims(registry, changed, root, snapshot_dir)
+    changes = Changes(changed.since, {Path(path) for path in changed.paths})
+    classify(changes, changed.names, changed.folders, configuration, claims, ignore, root)
+    return choose(changes, names, claims, unrecorded)
+
+
+def classify(
+    changes: Changes,
+    paths: Iterable[str],
+    folders: frozenset[str],
+    configuration: RunConfiguration,
+    claims: Claims,
+    ignore: IgnoreList,
+    root: Path,
+) -> None:
+    """Sort each changed path (absolute; `folders` are changed folders, such as submodules)
+    into `changes`: configuring the run, claimed by tasks, ignored, or unclaimed."""
+    shown = _relative_to(root)
+    for path in sorted(paths):
+        why = configuration.configures(path)
+        if why is not None:
+            changes.configuring.append(f"{shown(path)} changed ({why})")
+            continue
+        found = claims.of(path, path in folders)
+        if found:
+            for claim, claimed in found.items():
+                changes.claimed.setdefault(claim.task, []).append(
+                    _claim_reason(path, claimed, claim.what, shown)
+                )
+            continue
+        if ignore.matches(shown(path)) is not None:
+            changes.ignored.append(shown(path))
+            continue
+        changes.unclaimed.append(shown(path))
+
+
+def choose(
+    changes: Changes, names: Iterable[str], claims: Claims, unrecorded: dict[str, str]
+) -> Changes:
+    """The tasks of `names` the classified changes select, with why: every one when a path
+    configures the run or nobody claims it; else those that claim a changed path, those whose
+    reads cannot all be seen (when anything not ignored changed), and those no snapshot records
+    the reads of."""
+    relevant = bool(changes.configuring or changes.claimed or changes.unclaimed)
     for name in names:
-        entry = registry.entries[name]
-        reasons = list(modules.get(entry.origin, ()))
-        reasons += _dependency_reasons(registry.dependencies(name), changed, shown)
-        record = recorded.get(name)
-        if record is None:
-            reasons.append("no snapshot records what it reads")
-        else:
-            reasons += record
+        if changes.widened:
+            changes.selected[name] = changes.widened
+            continue
+        reasons = list(changes.claimed.get(name, ()))
+        if name in unrecorded:
+            reasons.append(unrecorded[name])
+        if relevant and name in claims.everything:
+            reasons.append(claims.everything[name])
         if reasons:
             changes.selected[name] = sorted(set(reasons))
     return changes
 
 
-def _dependency_reasons(
-    dependencies: dict[str, str], changed: ChangedFiles, shown: Callable[[str], str]
-) -> list[str]:
-    """What a task's source says it reads (its config files, its hooks' modules, its data)
-    that changed, each with what it is to the task; a folder counts for any file in it."""
-    reasons = []
-    for path, what in sorted(dependencies.items()):
-        if changed.touches(path) or any(
-            candidate.startswith(path + os.sep) for candidate in changed.paths
-        ):
-            reasons.append(f"{shown(path)} changed{what}")
-    return reasons
+def _claim_reason(path: str, claimed: str, what: str, shown: Callable[[str], str]) -> str:
+    """Why a changed path selects a task that claims `claimed` (the path, a folder holding
+    it, or for a changed folder a path inside it)."""
+    deleted = "" if os.path.lexists(path) else " (deleted)"
+    if claimed.endswith(os.sep) and what == "":
+        folder = shown(claimed.rstrip(os.sep))
+        return f"{shown(path)} changed{deleted} (in {folder}/, which its code lists)"
+    return f"{shown(path)} changed{deleted}{what}"
 
 
-def _shaping(
-    changed: ChangedFiles, templates: list[Path], shown: Callable[[str], str]
-) -> list[str]:
-    """Changed files that shape every task."""
-    reasons = []
-    for path in sorted(changed.paths):
-        name = os.path.basename(path)
-        if any(fnmatch.fnmatch(name, pattern) for pattern in SHAPING_FILES):
-            reasons.append(f"{shown(path)} changed (it shapes every task)")
-    for template in templates:
-        if changed.touches(str(template.resolve())):
-            reasons.append(f"{shown(str(template))} changed (a chat template in use)")
-    return sorted(set(reasons))
+def _claims(
+    registry: Registry, changed: ChangedFiles, root: Path, snapshot_dir: Path
+) -> tuple[Claims, dict[str, str]]:
+    """Every claim of every registered or recorded task, and the tasks no snapshot records
+    the reads of (with why they are selected)."""
+    claims = Claims()
+    recorded = _recorded_inputs(changed, snapshot_dir, root, claims)
+    _module_claims(registry, changed, claims)
+    for name in registry.names:
+        for path, what in registry.dependencies(name).items():
+            claims.add(path, Claim(name, what), folder=os.path.isdir(path))
+    unrecorded = {
+        name: "no snapshot records what it reads" for name in registry.names if name not in recorded
+    }
+    unrecorded.update(
+        (name, why) for name, why in recorded.items() if why and name in registry.entries
+    )
+    return claims, unrecorded
 
 
-def _module_reasons(
-    registry: Registry, changed: ChangedFiles, root: Path, shown: Callable[[str], str]
-) -> dict[Path, list[str]]:
-    """Why each task module's tasks are selected by what the module reads at import: its own
-    file, the project files it imports (directly or through others, also those loaded before
-    the registry, read from their source), the files its import opened."""
+def _module_claims(registry: Registry, changed: ChangedFiles, claims: Claims) -> None:
+    """What each task module reads at import claims for its tasks: its own file, the project
+    files it imports (directly or through others, also those loaded before the registry, read
+    from their source), the files its import opened."""
     from ..engine.inputs import inputs_of
 
-    reasons: dict[Path, list[str]] = {}
+    tasks: dict[Path, list[str]] = {}
+    for name in registry.names:
+        tasks.setdefault(registry.entries[name].origin, []).append(name)
     for loaded in registry.modules:
+        owners = tasks.get(loaded.path, [])
+        if not owners:
+            continue
         origin = str(loaded.path.resolve())
         modules = {loaded.name, *(t for targets in loaded.edges.values() for t in targets)}
-        read = inputs_of(modules, {origin, *loaded.opened}, changed.top)
-        found = [reason for path in sorted(read) if (reason := _input_reason(changed, path, shown))]
-        found += [reason for mark, reason in UNSEEN_REASONS.items() if mark in read]
-        if changed.touches(origin) and f"{shown(origin)} changed" not in found:
-            found.append(f"{shown(origin)} changed")
-        if found:
-            reasons[loaded.path] = found
-    return reasons
+        read = inputs_of(modules, {origin, *loaded.opened}, changed.top) | {origin}
+        for path in read:
+            for name in owners:
+                if path in UNSEEN_REASONS:
+                    claims.add_everything(name, UNSEEN_REASONS[path])
+                else:
+                    claims.add(path, Claim(name))
 
 
-def _input_reason(changed: ChangedFiles, path: str, shown: Callable[[str], str]) -> str | None:
-    """Why a task is selected by one of its inputs (absolute; a listed folder ends with a
-    separator), or None when that input did not change."""
-    found = changed.changed_input(path)
-    if found is None:
-        return None
-    if is_folder(path) and found != path.rstrip(os.sep):
-        return f"{shown(found)} changed (in {shown(path.rstrip(os.sep))}/, which its code lists)"
-    return f"{shown(found)} changed"
-
-
-def _recorded_inputs(changed: ChangedFiles, snapshot_dir: Path, root: Path) -> dict[str, list[str]]:
-    """Task name -> why its snapshots select it (empty: they record inputs, none changed).
-
-    Snapshots are read in the working copy and at REF (a deleted one still names its task and
-    its inputs): only their header, up to the doc hashes.
-    """
-    found: dict[str, list[str]] = {}
-    shown = _relative_to(root)
+def _recorded_inputs(
+    changed: ChangedFiles, snapshot_dir: Path, root: Path, claims: Claims
+) -> dict[str, str]:
+    """The claims of the snapshots, in the working copy and at REF (a deleted one still
+    names its task and its inputs): each snapshot claims its own file and its `[inputs]` for
+    its task. Returns the tasks that have a snapshot, each with why it must be checked anyway
+    (a snapshot that records no inputs) or `""`."""
     texts: list[tuple[str, str]] = []
     if snapshot_dir.is_dir():
         for file in sorted(snapshot_dir.glob(f"*.{SNAPSHOT_SUFFIX}")):
@@ -330,30 +407,26 @@ def _recorded_inputs(changed: ChangedFiles, snapshot_dir: Path, root: Path) -> d
         for name, raw in at_ref.files.items():
             if name.endswith(f".{SNAPSHOT_SUFFIX}"):
                 texts.append((str((snapshot_dir / name).resolve()), raw.decode("utf-8", "replace")))
+    shown = _relative_to(root)
+    found: dict[str, str] = {}
     for path, text in texts:
         label, inputs = _label_and_inputs(text)
         request = request_of(label)
         if request is None:
             continue
-        reasons = found.setdefault(request.name, [])
-        if changed.touches(path):
-            reasons.append(
-                f"{shown(path)} changed" if os.path.exists(path) else f"{shown(path)} deleted"
-            )
+        task = request.name
+        claims.add(path, Claim(task))
         if inputs is None:
-            reasons.append(f"{shown(path)} records no inputs")
+            found[task] = f"{shown(path)} records no inputs"
             continue
+        found.setdefault(task, "")
         for relative in inputs:
             recorded = unescape_line(relative)
             if recorded in UNSEEN_REASONS:
-                reasons.append(UNSEEN_REASONS[recorded])
+                claims.add_everything(task, UNSEEN_REASONS[recorded])
                 continue
             absolute = os.path.normpath(os.path.join(str(root), recorded))
-            reason = _input_reason(
-                changed, absolute + os.sep if is_folder(recorded) else absolute, shown
-            )
-            if reason is not None:
-                reasons.append(reason)
+            claims.add(absolute, Claim(task), folder=is_folder(recorded))
     return found
 
 

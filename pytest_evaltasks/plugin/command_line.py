@@ -188,6 +188,14 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini(
         "evaltasks_base", "git revision whose snapshots are the reviewed record", default=""
     )
+    parser.addini(
+        "evaltasks_changed_ignore",
+        "files no task can read, one pattern per line, relative to the root directory "
+        "(.gitignore-style: *.md, docs/): a change to them alone selects nothing in "
+        "--evaltasks-changed runs (default: none)",
+        type="linelist",
+        default=[],
+    )
 
 
 NODE_PREFIX = "evaltasks::"

@@ -25,7 +25,7 @@ from .startup import build_registry, plan_of, renderings_of, wanted_names
 if TYPE_CHECKING:
     from ..engine.registry import Registry
     from .builds import FreshBuilds
-    from .changes import Changes
+    from .changes import Changes, RunConfiguration
     from .git import FilesAt
     from .options import Options
     from .plan import RunPlan
@@ -108,7 +108,7 @@ def start_context(config: pytest.Config, options: Options) -> RunContext:
         plan, left_out = _local_only(plan, registry)
     changes = None
     if options.changed is not None:
-        plan, changes = _only_changed(plan, registry, options, options.root, renderings)
+        plan, changes = _only_changed(config, plan, registry, options, renderings)
     base = _base_records(options)
     if base is not None:
         plan = _with_base_labels(plan, registry, options, base)
@@ -156,22 +156,51 @@ def _snapshot_labels(config: pytest.Config, options: Options) -> dict[Path, str 
 
 
 def _only_changed(
-    plan: RunPlan, registry: Registry, options: Options, root: Path, renderings: list[Rendering]
+    config: pytest.Config,
+    plan: RunPlan,
+    registry: Registry,
+    options: Options,
+    renderings: list[Rendering],
 ) -> tuple[RunPlan, Changes]:
     """The plan narrowed to the tasks a change since the revision can affect."""
     from .changes import changed_files, select_changed
 
     in_ci = os.environ.get("CI", "").lower() in ("true", "1", "yes")
     try:
-        changed = changed_files(root, options.changed or "", in_ci)
+        changed = changed_files(options.root, options.changed or "", in_ci)
     except EvalTaskError as exc:
         raise pytest.UsageError(f"--evaltasks-changed: {exc}") from None
-    templates = [Path(r.source) for r in renderings if r.source and Path(r.source).is_file()]
     # a task string filters: what it does not name is neither checked nor said to have changed
     planned = [n for n in dict.fromkeys(r.name for r in plan.requests) if n in registry.entries]
-    changes = select_changed(registry, changed, root, options.snapshot_dir, templates, planned)
+    configuration = run_configuration(config, options, renderings)
+    changes = select_changed(
+        registry,
+        changed,
+        options.root,
+        options.snapshot_dir,
+        configuration,
+        options.changed_ignore,
+        planned,
+    )
     requests = [request for request in plan.requests if request.name in changes.selected]
     return replace(plan, requests=requests), changes
+
+
+def run_configuration(
+    config: pytest.Config, options: Options, renderings: list[Rendering]
+) -> RunConfiguration:
+    """The files that configure this run (a change to one checks every task): the ini file
+    pytest loaded, the files of every chat template in use, the task-list files the task
+    strings name; and the folders pytest takes its configuration from."""
+    from .changes import RunConfiguration
+
+    cwd = config.invocation_params.dir
+    files: list[str | Path] = [config.inipath] if config.inipath is not None else []
+    for rendering in renderings:
+        if rendering.template is not None:
+            files += rendering.template.files
+    files += [cwd / spec for spec in options.specs if spec.strip() and (cwd / spec).is_file()]
+    return RunConfiguration.of(files, [options.root, cwd, config.rootpath])
 
 
 def _local_only(plan: RunPlan, registry: Registry) -> tuple[RunPlan, list[str]]:

@@ -15,6 +15,8 @@ import pytest
 
 from ..snapshot.settings import RunSettings
 from .command_line import LINT_MODES, LOOKAHEAD_MODES
+from .ignore_list import INI_KEY as IGNORE_KEY
+from .ignore_list import NOTHING, IgnoreList
 from .profiles import parse_keys
 from .root import meant_root
 
@@ -71,6 +73,9 @@ class Options:
     option's value for a test path."""
     root_note: str | None = None
     """Why the root is not pytest's rootdir (said in the header); None when it is."""
+    changed_ignore: IgnoreList = NOTHING
+    """`evaltasks_changed_ignore`: the files declared irrelevant to every task (a change to
+    one alone checks nothing)."""
 
     @property
     def spec(self) -> str | None:
@@ -140,6 +145,11 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
             "UTF-8 (check the terminal's or the shell script's encoding)"
         )
     ids = list(node_ids or [])
+    try:
+        ignore = IgnoreList.parse(list(config.getini(IGNORE_KEY)))
+    except ValueError as exc:
+        problems.append(str(exc))
+        ignore = NOTHING
     lint = _mode(opt.evaltasks_lint, config, "evaltasks_lint", LINT_MODES, problems)
     lookahead = _mode(
         opt.evaltasks_lookahead, config, "evaltasks_lookahead", LOOKAHEAD_MODES, problems
@@ -178,6 +188,7 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         node_ids=ids,
         root=root,
         root_note=root_note,
+        changed_ignore=ignore,
     )
 
 

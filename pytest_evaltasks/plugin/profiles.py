@@ -142,8 +142,12 @@ def load(
     candidates = [cwd / name, root / name]
     path = next((candidate for candidate in candidates if candidate.exists()), None)
     template = load_chat_template(str(path) if path is not None else name)
+    if path is not None:
+        looked = [str(c.absolute()) for c in candidates if not c.is_dir()]
+        template = replace(template, files=tuple(dict.fromkeys([*template.files, *looked])))
     if path is not None and path.suffix == ".jinja":
         config = path.with_name(TOKENIZER_CONFIG)
+        template = replace(template, files=(*template.files, str(config.absolute())))
         if config.is_file():
             import json
 

@@ -15,9 +15,9 @@ had:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..engine.rendered import DocsRendered, RenderedTask, UnitsRendered, Upstream
 from .facts import (
@@ -221,6 +221,21 @@ def form_of(
     return UnitsForm(rendered, settings, root)
 
 
+class Reads(NamedTuple):
+    """What a build read, as records name project files (relative to the root)."""
+
+    recorded: tuple[str, ...] = ()
+    """What its snapshot records in `[inputs]` and changed-only runs select it by: everything
+    it read, and everything the code it reached was seen to read in this process (a read that
+    an earlier build cached counts)."""
+    own: tuple[str, ...] = ()
+    """What this build itself was seen to read (a subset): what a record must hold, whatever
+    was built before it in the process."""
+
+
+NO_READS = Reads()
+
+
 class BuiltSnapshot:
     """One rendered task, fingerprinted; its text is laid out on demand (a `check.Built`)."""
 
@@ -231,9 +246,11 @@ class BuiltSnapshot:
         template: ChatTemplate | None,
         root: Path | None,
         hash_seed: int | None = None,
-        inputs: tuple[str, ...] = (),
+        inputs: Reads | Callable[[], Reads] = NO_READS,
         label: str | None = None,
     ) -> None:
+        """`inputs` may be asked for once the docs are fingerprinted: fingerprinting reads
+        the images docs name."""
         self.rendered = rendered
         self.settings = settings
         self.template = template
@@ -243,8 +260,11 @@ class BuiltSnapshot:
             form.task_label, form.labelled(), form.digest, lambda: form.header(label)
         )
         recorded = {**settings.recorded(), **form.settings()}
-        self.facts = recorded_facts(header, recorded, hashes, hash_seed, inputs)
-        self._made = (label, hash_seed, inputs)
+        reads = inputs() if callable(inputs) else inputs
+        self.reads = tuple(escape_line(path) for path in sorted(reads.own))
+        """What this build itself read, as `[inputs]` lines (see `Reads.own`)."""
+        self.facts = recorded_facts(header, recorded, hashes, hash_seed, reads.recorded)
+        self._made = (label, hash_seed, reads.recorded)
         self._older: dict[int, SnapshotFacts] = {}
 
     @property
@@ -324,9 +344,10 @@ def build_snapshot(
     template: ChatTemplate | None = None,
     root: Path | None = None,
     hash_seed: int | None = None,
-    inputs: tuple[str, ...] = (),
+    inputs: Reads | Callable[[], Reads] = NO_READS,
     label: str | None = None,
 ) -> BuiltSnapshot:
-    """Fingerprint every doc of a rendered task; `inputs` are the project files it read,
-    relative to the root; `label` names the item (default: the task string)."""
+    """Fingerprint every doc of a rendered task; `inputs` are the project files it read
+    (`Reads`, or a function giving them once the docs are fingerprinted); `label` names the
+    item (default: the task string)."""
     return BuiltSnapshot(rendered, settings, template, root, hash_seed, inputs, label)

@@ -60,6 +60,12 @@ class Built(Protocol):
     @property
     def partial(self) -> bool: ...
 
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """What the build itself read, as `[inputs]` lines: a subset of `facts.inputs`, which a
+        record must hold (`facts.inputs` also holds what earlier builds' caches kept from it)."""
+        ...
+
     def facts_in(self, format_version: int) -> SnapshotFacts: ...
 
     def text(self, docs_shown: int) -> str: ...
@@ -565,26 +571,19 @@ def _keep(
         return Decision(Outcome.UNCHANGED, True, verdict.headline, **common)
     edited = recorded_shown_text(working.text) != built.shown_text(old.docs_shown)
     relaid = shown != old.docs_shown or old.hash_seed != seed
-    moved = old.inputs != built.facts.inputs
-    if moved and not mode.update:
-        added = sorted(set(built.facts.inputs) - set(old.inputs))
-        gone = sorted(set(old.inputs) - set(built.facts.inputs))
-        what = "; ".join(
-            part
-            for part in (
-                f"now reads {', '.join(added[:5])}" if added else "",
-                f"no longer reads {', '.join(gone[:5])}" if gone else "",
-            )
-            if part
-        )
+    unrecorded = sorted(set(built.reads) - set(old.inputs))
+    if unrecorded and not mode.update:
+        more = f" and {len(unrecorded) - 5} more" if len(unrecorded) > 5 else ""
         headline = (
-            f"{state.label}: the files its code reads changed ({what}); its prompts did not. "
-            f"Changed-only runs select tasks by these files: record them with --snapshot-update"
+            f"{state.label}: the files its code reads changed (now reads "
+            f"{', '.join(unrecorded[:5])}{more}, which its snapshot does not record); its "
+            f"prompts did not. Changed-only runs select tasks by these files: record them with "
+            f"--snapshot-update"
         )
         return Decision(
             Outcome.INPUTS, False, headline, report=FailureReport(headline, []), **common
         )
-    if moved:
+    if mode.update and old.inputs != built.facts.inputs:
         return Decision(Outcome.INPUTS, True, verdict.headline, write=built.text(shown), **common)
     if edited and not mode.update:
         headline = (

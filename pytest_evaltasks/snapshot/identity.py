@@ -162,6 +162,10 @@ def relative_path_text(text: str, root: Path | None) -> str:
 def _path_text(text: str, root: Path, project: str | None) -> str:
     """`relative_path_text` for a known project folder; None: as format 3 named paths (only
     those inside `root`, relative)."""
+    if project is not None:
+        machine = _machine_folder_of(text)
+        if machine is not None and not _holds_root(machine[1], root):
+            return _machine_path(text)  # a machine folder inside the root: a cache, a venv
     inside = _in_root(text, root)
     if inside is not None:
         return inside
@@ -217,25 +221,122 @@ def _resolved(text: str) -> str | None:
 
 
 def _machine_path(text: str) -> str:
-    """A path under the home or the temporary folder, named by the variable that places it;
-    any other path as written."""
+    """A path under a machine folder (`MACHINE_FOLDERS`), named by the variable that places
+    it, the deepest folder first; any other path as written."""
+    found = _machine_folder_of(text)
+    if found is None:
+        return text
+    variable, base = found
+    return variable + text[len(base) :].replace(os.sep, "/")
+
+
+def machine_text(text: str, root: Path | None = None) -> str:
+    """`text` with every machine folder it names, anywhere in it (`--cache=/home/u/.cache/x`),
+    written by its variable, and the project's root as `$ROOT`: what an identity records of a
+    string, the same on every machine. Prompt text is never passed here."""
+    if os.sep not in text:
+        return text
+    folders = list(_machine_folders())
+    if root is not None:
+        folders += [(ROOT_VARIABLE, form) for form in _root_forms(_absolute(root))]
+    pattern = _folders_pattern(tuple(sorted(folders, key=lambda item: -len(item[1]))))
+    if pattern is None:
+        return text
+    by_folder = {folder: variable for variable, folder in folders}
+    return pattern.sub(lambda match: by_folder[match.group(1)], text)
+
+
+ROOT_VARIABLE = "$ROOT"
+"""How `machine_text` names the project's root inside a longer string."""
+
+
+@functools.lru_cache(maxsize=16)
+def _folders_pattern(folders: tuple[tuple[str, str], ...]) -> re.Pattern[str] | None:
+    """A pattern matching any of `folders` (deepest first) where a path starts: not inside a
+    name (`/var/tmp` is not `/tmp`), and followed by a separator or the end of the path."""
+    if not folders:
+        return None
+    choices = "|".join(re.escape(folder) for _, folder in folders)
+    return re.compile(rf"(?<![\w.\-])({choices})(?=[/\\]|$|[^\w.\-])")
+
+
+def _machine_folder_of(text: str) -> tuple[str, str] | None:
+    """The deepest machine folder holding the path `text`: (variable, folder), or None."""
     for variable, base in _machine_folders():
-        if text.startswith(base) and text[len(base) : len(base) + 1] in _SEPARATORS:
-            return variable + text[len(base) :].replace(os.sep, "/")
-    return text
+        if text.startswith(base) and (len(text) == len(base) or text[len(base)] in _SEPARATORS):
+            return variable, base
+    return None
 
 
-def _machine_folders() -> list[tuple[str, str]]:
-    """(`~` or `$TMPDIR`, folder) for the home and temporary folders, as written and resolved,
-    the deepest first (a temporary folder inside the home folder is named as temporary)."""
-    found: list[tuple[str, str]] = []
-    for variable, folder in (("~", os.path.expanduser("~")), ("$TMPDIR", tempfile.gettempdir())):
-        if not os.path.isabs(folder):
+def _holds_root(folder: str, root: Path) -> bool:
+    """Whether the machine folder `folder` is the root or holds it (the root is then the
+    deeper of the two, and names the paths inside it)."""
+    for form in _root_forms(_absolute(root)):
+        if form == folder or form.startswith(folder.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
+MACHINE_FOLDERS = (
+    "~",
+    "$TMPDIR",
+    "$XDG_CACHE_HOME",
+    "$HF_HOME",
+    "$PYTHON_PREFIX",
+    "$PYTHON_BASE_PREFIX",
+    "$SITE_PACKAGES",
+)
+"""How records name the folders that differ between machines: the home folder, the temporary
+folder, the cache folders (`~/.cache`, Hugging Face's), the interpreter's prefix (a venv) and
+base prefix, and the installed packages' folders."""
+
+
+def _machine_folders() -> tuple[tuple[str, str], ...]:
+    """(variable, folder) for every machine folder, as written and resolved, the deepest first
+    (a temporary folder inside the home folder is named as temporary)."""
+    return _machine_folders_for(
+        os.path.expanduser("~"),
+        tempfile.gettempdir(),
+        os.environ.get("XDG_CACHE_HOME", ""),
+        os.environ.get("HF_HOME", ""),
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _machine_folders_for(
+    home: str, temporary: str, xdg_cache: str, hf_home: str
+) -> tuple[tuple[str, str], ...]:
+    """`_machine_folders` for the values the environment gives them."""
+    cache = xdg_cache or os.path.join(home, ".cache")
+    candidates = [
+        ("~", home),
+        ("$TMPDIR", temporary),
+        ("$XDG_CACHE_HOME", cache),
+        ("$HF_HOME", hf_home or os.path.join(cache, "huggingface")),
+        ("$PYTHON_PREFIX", sys.prefix),
+        ("$PYTHON_BASE_PREFIX", sys.base_prefix),
+        *(("$SITE_PACKAGES", folder) for folder in _site_packages()),
+    ]
+    found: dict[str, str] = {}
+    for variable, folder in candidates:
+        if not folder or not os.path.isabs(folder):
             continue
-        for form in {os.path.normpath(folder), os.path.realpath(folder)}:
+        for form in (os.path.normpath(folder), os.path.realpath(folder)):
             if form != os.sep:
-                found.append((variable, form))
-    return sorted(found, key=lambda item: -len(item[1]))
+                found.setdefault(form, variable)
+    return tuple(sorted(((v, f) for f, v in found.items()), key=lambda item: -len(item[1])))
+
+
+def _site_packages() -> list[str]:
+    """The folders installed packages live in (this interpreter's, the user's)."""
+    import site
+
+    folders = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    with contextlib.suppress(AttributeError):
+        folders.update(site.getsitepackages())
+    with contextlib.suppress(AttributeError):
+        folders.add(site.getusersitepackages())
+    return sorted(folders)
 
 
 def _absolute(root: Path) -> Path:
@@ -525,9 +626,12 @@ class _Walker:
     # -- plain values -------------------------------------------------------------------------
 
     def text(self, value: str) -> str:
-        """A string; an absolute path inside root, or a private package name, made portable."""
+        """A string; an absolute path inside root, a machine folder anywhere in it, or a private
+        package name, made portable."""
         if value[:1] in _SEPARATORS or value[1:2] == ":":
             return value if self.root is None else _path_text(value, self.root, self.project)
+        if self.project is not None and os.sep in value:
+            value = machine_text(value, self.root)
         if value.startswith(_PRIVATE):
             match = _PRIVATE_NAME.match(value)
             if match is not None:

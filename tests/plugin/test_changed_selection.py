@@ -9,83 +9,23 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from git_project import (
+    TASK,
+    assert_caught,
+    commit_recorded,
+    git,
+    header,
+    selected,
+    task_module,
+    write,
+)
 
 if TYPE_CHECKING:
     from conftest import EvalProject
-
-GIT_IDENTITY = ("-c", "user.email=ci@example.org", "-c", "user.name=CI",
-                "-c", "protocol.file.allow=always")  # fmt: skip
-
-TASK = """\
-from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics
-{imports}
-
-def prompt(row, task_name):
-{body}
-    return Doc(query=prefix + row["q"], choices=[" yes", " no"], gold_index=row["label"])
-
-
-TASKS_TABLE = [LightevalTaskConfig(name="{name}", prompt_function=prompt, hf_repo="demo",
-               hf_subset="main", metrics=[Metrics.loglikelihood_acc], evaluation_splits=["test"],
-               few_shots_split="train"{extra})]
-"""
-
-
-def git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", *GIT_IDENTITY, *args], cwd=root, capture_output=True, text=True, check=True
-    )
-    return done.stdout
-
-
-def task_module(
-    project: EvalProject, name: str, body: str, imports: str = "", extra: str = "", file: str = ""
-) -> Path:
-    path = project.root / "tasks" / (file or f"{name}.py")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = TASK.format(
-        name=name, imports=imports, body=textwrap.indent(textwrap.dedent(body), "    "), extra=extra
-    )
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def commit_recorded(project: EvalProject, *extra: str) -> None:
-    """Record every task, and commit everything on `main`."""
-    (project.root / "tasks" / "demo.py").unlink(missing_ok=True)
-    if not (project.root / ".git").exists():
-        git(project.root, "init", "-q", "-b", "main")
-    recorded = project.run("--evaltasks", "all", "--snapshot-update", *extra)
-    assert recorded.ret == 0, recorded.stdout.str()
-    git(project.root, "add", "-A")
-    git(project.root, "commit", "-qm", "recorded")
-
-
-def selected(project: EvalProject, *extra: str) -> list[str]:
-    """The items a changed-only run since `main` selects."""
-    result = project.run("--evaltasks-changed=main", "--collect-only", "-q", *extra)
-    return [line for line in result.outlines if line.startswith("evaltasks::")]
-
-
-def assert_caught(project: EvalProject, label: str, *extra: str) -> None:
-    """The changed-only run selects `label`, and the full run fails for it. The selection
-    comes first, as in CI: it must not lean on what an earlier build in the same test process
-    saw."""
-    assert f"evaltasks::{label}" in selected(project, *extra)
-    full = project.run("--evaltasks", "all", *extra)
-    assert f"FAILED evaltasks::{label}" in full.stdout.str(), full.stdout.str()
-
-
-def write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text), encoding="utf-8")
-
 
 def test_a_helper_imported_inside_the_prompt_function(project: EvalProject) -> None:
     write(project.root / "tasks" / "_lazy.py", 'PREFIX = "Q: "\n')
@@ -337,20 +277,26 @@ def test_a_project_file_read_where_opens_are_not_seen(project: EvalProject, read
     assert_caught(project, "unseen|0")
 
 
-def test_a_native_reader_without_declared_inputs_is_always_checked(project: EvalProject) -> None:
-    """Its reads cannot be seen, so any change selects it, and the header says why; the same
-    reader with its files declared is selected by those files alone."""
+def test_a_native_reader_s_file_selects_every_task_unless_declared(project: EvalProject) -> None:
+    """A file read where no open is seen is claimed by no task: its change checks every task,
+    saying why; declared in `evaltasks_inputs`, it selects the tasks that declare it."""
     write(project.root / "words.csv", "p\nQ:\n")
+    write(project.root / "other.csv", "p\nQ:\n")
     reader = UNSEEN_READS["pyarrow, undeclared"]
     task_module(project, "undeclared", "prefix = PREFIX + ' '", imports=reader)
     task_module(
         project, "declared", "prefix = PREFIX + ' '", imports=UNSEEN_READS["pyarrow, declared"]
     )
+    task_module(project, "plain", 'prefix = "Q: "')
     commit_recorded(project)
-    write(project.root / "notes.txt", "unrelated\n")
-    assert selected(project) == ["evaltasks::undeclared|0"]
-    header = project.run("--evaltasks-changed=main", "--collect-only").stdout.str()
-    assert "opens are not seen (declare the files in evaltasks_inputs) (undeclared)" in header
+    write(project.root / "other.csv", "p\nQuestion:\n")
+    assert selected(project) == [
+        "evaltasks::declared|0", "evaltasks::plain|0", "evaltasks::undeclared|0"
+    ]  # fmt: skip
+    assert "1 changed file no task claims (other.csv)" in header(project)
+    git(project.root, "checkout", "-q", "--", ".")
+    write(project.root / "words.csv", "p\nQuestion:\n")
+    assert selected(project) == ["evaltasks::declared|0"]
 
 
 def test_a_data_folder_that_is_a_tracked_symlink(project: EvalProject) -> None:
@@ -423,25 +369,53 @@ def test_a_monorepo_whose_helpers_live_beside_the_root(pytester: pytest.Pytester
 
 
 @pytest.mark.parametrize(
-    ("name", "text"),
+    ("name", "text", "why"),
     [
-        ("pytest.ini", "[pytest]\nevaltasks_data = tasks/data\n"),
-        ("requirements.txt", "lighteval==0.13.1\n"),
-        ("tox.ini", "[tox]\n"),
+        ("pytest.ini", "[pytest]\nevaltasks_data = tasks/data\n", "configur"),
+        ("tox.ini", "[tox]\n", "configur"),
         # pytest 9 reads these before pytest.ini: a setting changed there shapes every task
-        ("pytest.toml", '[pytest]\nevaltasks_docs = "2"\n'),
-        (".pytest.toml", '[pytest]\nevaltasks_docs = "2"\n'),
+        ("pytest.toml", '[pytest]\nevaltasks_docs = "2"\n', "configur"),
+        (".pytest.toml", '[pytest]\nevaltasks_docs = "2"\n', "configur"),
+        ("sub/conftest.py", "", "conftest.py: it configures"),
+        # claimed by no task: nothing shows they cannot change a prompt
+        ("requirements.txt", "lighteval==0.13.1\n", "no task claims"),
         # an eol rule changes the bytes a fresh checkout gives every task's files
-        (".gitattributes", "*.jsonl text eol=crlf\n"),
+        (".gitattributes", "*.jsonl text eol=crlf\n", "no task claims"),
     ],
 )
-def test_a_file_that_shapes_every_task(project: EvalProject, name: str, text: str) -> None:
+def test_a_file_that_shapes_every_task(
+    project: EvalProject, name: str, text: str, why: str
+) -> None:
     task_module(project, "shaped", 'prefix = "Q: "')
+    task_module(project, "other", 'prefix = "O: "')
     commit_recorded(project)
     write(project.root / name, text)
-    result = project.run("--evaltasks-changed=main", "--collect-only")
-    assert "<TaskItem shaped|0>" in result.stdout.str()
-    result.stdout.fnmatch_lines([f"*{name} changed (it shapes every task)*"])
+    assert selected(project) == ["evaltasks::other|0", "evaltasks::shaped|0"]
+    assert why in header(project)
+
+
+def test_a_configuration_file_or_a_claimed_file_is_never_ignored(project: EvalProject) -> None:
+    """The ignore list hides only files no task claims and that do not configure the run."""
+    write(project.root / "tasks" / "prefix.md", "Q: ")
+    task_module(
+        project,
+        "claimed",
+        "prefix = open(os.path.join(os.path.dirname(__file__), 'prefix.md')).read()",
+        imports="import os",
+    )
+    task_module(project, "other", 'prefix = "O: "')
+    ignore = "[pytest]\nevaltasks_changed_ignore =\n    *.md\n    *.ini\n"
+    write(project.root / "pytest.ini", ignore)
+    commit_recorded(project)
+    write(project.root / "README.md", "words\n")
+    assert selected(project) == []
+    assert "README.md changed, ignored by evaltasks_changed_ignore" in header(project)
+    write(project.root / "tasks" / "prefix.md", "Question: ")
+    assert_caught(project, "claimed|0")
+    assert selected(project) == ["evaltasks::claimed|0"]
+    git(project.root, "checkout", "-q", "--", ".")
+    write(project.root / "pytest.ini", "[pytest]\nevaltasks_changed_ignore = *.md\n")
+    assert selected(project) == ["evaltasks::claimed|0", "evaltasks::other|0"]
 
 
 def test_git_rm_of_a_snapshot_selects_its_task(project: EvalProject) -> None:

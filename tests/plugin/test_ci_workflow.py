@@ -52,7 +52,7 @@ def run_step(name: str, checkout: Path, expressions: dict[str, str]) -> tuple[in
         for expression, replacement in expressions.items():
             value = str(value).replace("${{ " + expression + " }}", replacement)
         env[key] = value
-    summary = checkout / "step-summary.md"
+    summary = checkout.parent / "step-summary.md"  # the runner's, outside the checkout
     summary.write_text("", encoding="utf-8")
     env["GITHUB_STEP_SUMMARY"] = str(summary)
     env["CI"] = "true"
@@ -102,14 +102,41 @@ PR = "Prompts a pull request changes"
 PR_EXPRESSIONS = {"github.base_ref": "main"}
 
 
-def test_a_pull_request_that_touches_no_task_is_green(
+def test_a_pull_request_that_touches_a_file_no_task_claims_checks_every_task(
     project: EvalProject, origin: Path, tmp_path: Path
 ) -> None:
+    """Nothing shows that a new file cannot affect a prompt: every task is checked, and the
+    header names the file and says how to declare it irrelevant."""
     (project.root / "NOTES.md").write_text("nothing to do with tasks\n", encoding="utf-8")
+    checkout = pull_request(project, origin, tmp_path)
+    code, output, _ = run_step(PR, checkout, PR_EXPRESSIONS)
+    assert code == 0, output
+    assert "3 tasks changed since origin/main" in output
+    assert "1 changed file no task claims (NOTES.md)" in output
+    assert "evaltasks_changed_ignore" in output
+    assert "3 passed" in output
+
+
+def test_a_pull_request_that_touches_only_ignored_files_is_green_at_once(
+    project: EvalProject, origin: Path, tmp_path: Path
+) -> None:
+    git(project.root, "checkout", "-q", "main")
+    (project.root / "pytest.ini").write_text(
+        "[pytest]\nevaltasks_changed_ignore =\n    *.md\n    docs/\n", encoding="utf-8"
+    )
+    git(project.root, "add", "pytest.ini")
+    git(project.root, "commit", "-qm", "declare the docs irrelevant")
+    git(project.root, "push", "-q", "origin", "main")
+    git(project.root, "checkout", "-q", "feature")
+    git(project.root, "merge", "-q", "main")
+    (project.root / "NOTES.md").write_text("nothing to do with tasks\n", encoding="utf-8")
+    (project.root / "docs").mkdir()
+    (project.root / "docs" / "guide.txt").write_text("a guide\n", encoding="utf-8")
     checkout = pull_request(project, origin, tmp_path)
     code, output, summary = run_step(PR, checkout, PR_EXPRESSIONS)
     assert code == 0, output
     assert "0 tasks changed since origin/main: nothing to check" in output
+    assert "NOTES.md, docs/guide.txt changed, ignored by evaltasks_changed_ignore" in output
     assert "nothing to check" in summary
 
 

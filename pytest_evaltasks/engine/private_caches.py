@@ -1,0 +1,161 @@
+"""Caches a build goes through, made private to it, so that what it reads is the same on a cold
+or a warm cache.
+
+`datasets` keeps what it prepares from files in a cache keyed by the files' names and times:
+a warm cache answers without opening them, so a task module that calls
+`datasets.load_dataset("json", data_files="tasks/style.jsonl")` would read the file (and record
+it among its inputs) in a fresh clone but not after any earlier run, and a sibling module that
+loads the same file would not read it at all. While a task module is imported or a task is
+built (`private_caches`), every `datasets` builder over local files caches in a folder of that
+scope's own: its files are opened, and seen, every time. Caching stays on (`.map` results are
+reused within a build, as the harnesses rely on); a dataset from the Hub keeps the user's cache,
+where `HF_HUB_OFFLINE=1` finds it, since it is not a project file.
+
+The folders live in one temporary folder of the process, removed as it exits; nothing in them
+is ever a task's input (`inputs.exclude_folder`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import types
+from collections.abc import Iterator
+from typing import Any
+
+from . import inputs
+
+TARGET = "datasets.load"
+"""The module whose `load_dataset_builder` every `datasets` load goes through."""
+
+_lock = threading.Lock()
+_depth = 0
+_scope: str | None = None
+"""The cache folder of the outermost active scope."""
+_root: str | None = None
+
+
+@contextlib.contextmanager
+def private_caches() -> Iterator[None]:
+    """A scope (a task module's import, a task's build) whose `datasets` builders over local
+    files cache in a fresh folder of its own; nested scopes share the outermost's."""
+    global _depth, _scope
+    with _lock:
+        if _depth == 0:
+            _scope = tempfile.mkdtemp(prefix="scope-", dir=_process_root())
+        _depth += 1
+    _patch_when_loaded()
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                _scope = None
+
+
+def _process_root() -> str:
+    """This process's folder of scope caches (made once, removed as the process exits)."""
+    global _root
+    if _root is None:
+        _root = tempfile.mkdtemp(prefix="evaltasks-caches-")
+        atexit.register(shutil.rmtree, _root, True)
+        inputs.exclude_folder(_root)
+    return _root
+
+
+def _patch_when_loaded() -> None:
+    """Patch `datasets.load` now if it is loaded, else as soon as something imports it."""
+    module = sys.modules.get(TARGET)
+    if module is not None:
+        _patch(module)
+    elif not any(isinstance(finder, _PatchOnImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _PatchOnImport())
+
+
+def _patch(module: types.ModuleType) -> None:
+    """`load_dataset_builder` (the module's, and `datasets`' own name for it) made to cache in
+    the active scope's folder for local files."""
+    original = module.load_dataset_builder
+    if getattr(original, "_evaltasks_private", False):
+        return
+    private = functools.wraps(original)(functools.partial(_load_builder, original))
+    private._evaltasks_private = True  # type: ignore[attr-defined]
+    module.load_dataset_builder = private  # type: ignore[attr-defined]
+    package = sys.modules.get("datasets")
+    if package is not None and getattr(package, "load_dataset_builder", None) is original:
+        package.load_dataset_builder = private  # type: ignore[attr-defined]
+
+
+def _load_builder(original: Any, path: Any, *args: Any, **kwargs: Any) -> Any:
+    """`load_dataset_builder`, caching in the scope's folder when its files are local."""
+    scope = _scope
+    if scope is not None and reads_local_files(path, kwargs.get("data_files"), args):
+        kwargs["cache_dir"] = os.path.join(scope, "datasets")
+    return original(path, *args, **kwargs)
+
+
+def reads_local_files(path: Any, data_files: Any, args: tuple[Any, ...] = ()) -> bool:
+    """Whether a `datasets` load reads local files: a local folder or file, or a packaged
+    builder (`json`, `csv`, ...) whose data files are not URLs."""
+    if not isinstance(path, str):
+        return False
+    if os.path.exists(path):
+        return True
+    if data_files is None and len(args) >= 3:
+        data_files = args[2]  # (name, data_dir, data_files) by position
+    strings = list(_strings(data_files))
+    return _packaged(path) and bool(strings) and not any("://" in text for text in strings)
+
+
+def _packaged(name: str) -> bool:
+    """A builder `datasets` ships for files of a format (json, csv, parquet, ...)."""
+    packaged = sys.modules.get("datasets.packaged_modules")
+    table = getattr(packaged, "_PACKAGED_DATASETS_MODULES", None)
+    return isinstance(table, dict) and name in table
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """The strings of a `data_files` value: a str or path, a list, or a mapping of either."""
+    if isinstance(value, (str, os.PathLike)):
+        yield os.fspath(value)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """Patches `datasets.load` right after its first import (whoever imports it: a task
+    module, a harness, this package), so the package is never imported just to patch it."""
+
+    def find_spec(
+        self, fullname: str, path: Any, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != TARGET:
+            return None
+        with contextlib.suppress(ValueError):
+            sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(fullname)
+        loader = spec.loader if spec is not None else None
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+
+        def exec_module(module: types.ModuleType) -> None:
+            run(module)
+            _patch(module)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
