@@ -2,8 +2,6 @@
 
 * `--evaltasks-list` against importing the same 80 modules bare (a script that imports each
   and reads its `TASKS_TABLE`), interleaved over `--runs` pairs: the registry's own cost.
-* `--evaltasks-changed`'s selection (`select_changed`, git aside) over the same registry, with
-  one module, one data file and one snapshot changed, against building the registry alone.
 * `--evaltasks all` over a 2,000-task folder, serial against `-n 2` (needs pytest-xdist): small
   tasks (10 docs each) and larger ones (400 docs each).
 
@@ -56,20 +54,6 @@ from pytest_evaltasks.engine.registry import Registry
 print(len(Registry([sys.argv[1]]).entries))
 """
 
-CHANGED = """\
-import sys
-from pathlib import Path
-from pytest_evaltasks.engine.registry import Registry
-from pytest_evaltasks.plugin.changes import select_changed
-tasks = Path(sys.argv[1]).resolve()
-registry = Registry([tasks])
-files = {tasks / "family07.py", tasks / "data" / "bench" / "rows10" / "default" / "test.jsonl",
-         tasks / "__snapshots__" / "family00-1--00000000.txt"}
-changes = select_changed(registry, files, "HEAD", tasks.parent, tasks / "__snapshots__", None)
-print(len(registry.entries), len(changes.selected))
-"""
-
-
 def write_folder(root: Path, modules: int, per_module: int, rows: int) -> Path:
     """`modules` task modules of `per_module` tasks each, over one dataset of `rows` rows."""
     tasks = root / "tasks"
@@ -120,17 +104,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(listing.line("pytest --evaltasks-list (the same)", "bare import"))
     print(f"  the whole command, pytest's start included: {100 * (listing.ratio - 1):+.0f}%")
-    changed = large / "changed.py"
-    changed.write_text(CHANGED, encoding="utf-8")
-    selection = interleaved(
-        [sys.executable, str(changed), str(tasks)],
-        [sys.executable, str(registry), str(tasks)],
-        large,
-        args.runs,
-    )
-    print(selection.line("Registry + select_changed (the same)", "Registry alone"))
-    print(f"  choosing the changed tasks costs {100 * (selection.ratio - 1):+.0f}% over the "
-          f"registry")  # fmt: skip
 
     for rows in (10, 400):
         folder = base / f"all-{rows}"

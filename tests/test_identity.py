@@ -30,6 +30,7 @@ from pytest_evaltasks.snapshot.identity import (
     identity,
     identity_digest,
     identity_text,
+    machine_text,
     relative_path_text,
 )
 
@@ -806,3 +807,59 @@ def test_an_edit_of_own_code_changes_its_digest_and_a_reformat_does_not(tmp_path
     ]:
         assert old in VERSIONED_MODULE
         assert digest(VERSIONED_MODULE.replace(old, new)) != base, (old, new)
+
+
+class _MachineBound:
+    """A metric's attributes as one machine makes them."""
+
+    def __init__(self) -> None:
+        self.cache = os.path.expanduser("~/.cache/judge")
+        self.scratch = tempfile.gettempdir()
+        self.command = f"judge --cache={os.path.expanduser('~/.cache/judge')} --fast"
+        self.files = [Path(tempfile.gettempdir(), "out.json"), sys.prefix + "/bin/judge"]
+        self.hub = os.path.join(os.path.expanduser("~"), ".cache", "huggingface", "hub")
+
+
+@pytest.mark.parametrize("home_is_root", [False, True])
+def test_machine_folders_are_named_wherever_they_occur(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home_is_root: bool
+) -> None:
+    """Home, temporary, cache folders and the interpreter's prefix, whole or inside a longer
+    string, are written by their variables: the identity is the same on two machines, even
+    when one's home is the project's root (pytester's)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    identities = []
+    for machine, home in (("one", root if home_is_root else tmp_path / "h1"), ("two", None)):
+        home = home or tmp_path / f"home-{machine}"
+        temporary = tmp_path / f"tmp-{machine}"
+        home.mkdir(exist_ok=True)
+        temporary.mkdir()
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+        identities.append(identity_text(_MachineBound(), root))
+    assert identities[0] == identities[1]
+    assert "$XDG_CACHE_HOME/judge" in identities[0]
+    assert "--cache=$XDG_CACHE_HOME/judge --fast" in identities[0]
+    assert "$TMPDIR/out.json" in identities[0]
+    assert "$PYTHON_PREFIX/bin/judge" in identities[0]
+    assert "$HF_HOME/hub" in identities[0]
+
+
+def test_a_path_inside_the_root_is_relative_unless_a_machine_folder_inside_holds_it(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "project"
+    assert relative_path_text(str(root / "tasks" / "x.json"), root) == "tasks/x.json"
+    venv = sysconfig_purelib()
+    assert relative_path_text(os.path.join(venv, "pkg", "a.json"), root) == (
+        "$SITE_PACKAGES/pkg/a.json"
+    )
+    assert machine_text("not a path") == "not a path"
+    assert machine_text("/var/tmpfile/x /tmpx") == "/var/tmpfile/x /tmpx"
+
+
+def sysconfig_purelib() -> str:
+    import sysconfig
+
+    return sysconfig.get_paths()["purelib"]

@@ -6,8 +6,8 @@ a warm cache answers without opening them, so a task module that calls
 `datasets.load_dataset("json", data_files="tasks/style.jsonl")` would read the file (and record
 it among its inputs) in a fresh clone but not after any earlier run, and a sibling module that
 loads the same file would not read it at all. While a task module is imported or a task is
-built (`private_caches`), every `datasets` builder over local files caches in a folder of that
-scope's own: its files are opened, and seen, every time. Caching stays on (`.map` results are
+built (`private_caches`), every `datasets` builder over local files (`load_dataset`,
+`Dataset.from_json` and its kind) caches in a folder of that scope's own: its files are opened, and seen, every time. Caching stays on (`.map` results are
 reused within a build, as the harnesses rely on); a dataset from the Hub keeps the user's cache,
 where `HF_HUB_OFFLINE=1` finds it, since it is not a project file.
 
@@ -34,8 +34,9 @@ from typing import Any
 
 from . import inputs
 
-TARGET = "datasets.load"
-"""The module whose `load_dataset_builder` every `datasets` load goes through."""
+TARGET = "datasets.builder"
+"""The module whose `DatasetBuilder` every `datasets` load of files goes through
+(`load_dataset`, `Dataset.from_json` and its kind)."""
 
 _lock = threading.Lock()
 _depth = 0
@@ -74,7 +75,7 @@ def _process_root() -> str:
 
 
 def _patch_when_loaded() -> None:
-    """Patch `datasets.load` now if it is loaded, else as soon as something imports it."""
+    """Patch `datasets.builder` now if it is loaded, else as soon as something imports it."""
     module = sys.modules.get(TARGET)
     if module is not None:
         _patch(module)
@@ -83,45 +84,32 @@ def _patch_when_loaded() -> None:
 
 
 def _patch(module: types.ModuleType) -> None:
-    """`load_dataset_builder` (the module's, and `datasets`' own name for it) made to cache in
-    the active scope's folder for local files."""
-    original = module.load_dataset_builder
+    """`DatasetBuilder.__init__` made to cache in the active scope's folder for local files."""
+    builder = module.DatasetBuilder
+    original = builder.__init__
     if getattr(original, "_evaltasks_private", False):
         return
-    private = functools.wraps(original)(functools.partial(_load_builder, original))
-    private._evaltasks_private = True  # type: ignore[attr-defined]
-    module.load_dataset_builder = private  # type: ignore[attr-defined]
-    package = sys.modules.get("datasets")
-    if package is not None and getattr(package, "load_dataset_builder", None) is original:
-        package.load_dataset_builder = private  # type: ignore[attr-defined]
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        scope = _scope
+        if scope is not None and reads_local_files(kwargs.get("data_files")):
+            folder = os.path.join(scope, "datasets")
+            if args:  # cache_dir is the first parameter
+                args = (folder, *args[1:])
+            else:
+                kwargs["cache_dir"] = folder
+        original(self, *args, **kwargs)
+
+    __init__._evaltasks_private = True  # type: ignore[attr-defined]
+    builder.__init__ = __init__
 
 
-def _load_builder(original: Any, path: Any, *args: Any, **kwargs: Any) -> Any:
-    """`load_dataset_builder`, caching in the scope's folder when its files are local."""
-    scope = _scope
-    if scope is not None and reads_local_files(path, kwargs.get("data_files"), args):
-        kwargs["cache_dir"] = os.path.join(scope, "datasets")
-    return original(path, *args, **kwargs)
-
-
-def reads_local_files(path: Any, data_files: Any, args: tuple[Any, ...] = ()) -> bool:
-    """Whether a `datasets` load reads local files: a local folder or file, or a packaged
-    builder (`json`, `csv`, ...) whose data files are not URLs."""
-    if not isinstance(path, str):
-        return False
-    if os.path.exists(path):
-        return True
-    if data_files is None and len(args) >= 3:
-        data_files = args[2]  # (name, data_dir, data_files) by position
+def reads_local_files(data_files: Any) -> bool:
+    """Whether a builder's data files are local files (none is a URL; a chained URL such as
+    `zip://member::/data/rows.zip` counts by its last part)."""
     strings = list(_strings(data_files))
-    return _packaged(path) and bool(strings) and not any("://" in text for text in strings)
-
-
-def _packaged(name: str) -> bool:
-    """A builder `datasets` ships for files of a format (json, csv, parquet, ...)."""
-    packaged = sys.modules.get("datasets.packaged_modules")
-    table = getattr(packaged, "_PACKAGED_DATASETS_MODULES", None)
-    return isinstance(table, dict) and name in table
+    return bool(strings) and not any("://" in text.rsplit("::", 1)[-1] for text in strings)
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -137,7 +125,7 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):
-    """Patches `datasets.load` right after its first import (whoever imports it: a task
+    """Patches `datasets.builder` right after its first import (whoever imports it: a task
     module, a harness, this package), so the package is never imported just to patch it."""
 
     def find_spec(

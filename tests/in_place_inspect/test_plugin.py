@@ -129,6 +129,8 @@ def test_show_export_lint_and_xdist(pytester: pytest.Pytester) -> None:
 
 def test_a_changed_task_file_is_selected_by_a_changed_only_run(pytester: pytest.Pytester) -> None:
     quiz_project(pytester.path)
+    # what pytester's runs in a fresh interpreter leave in the project folder
+    (pytester.path / ".gitignore").write_text("stdout\nstderr\nrunpytest-*\n", "utf-8")
     git = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
     subprocess.run([*git, "init", "-q", "-b", "main"], cwd=pytester.path, check=True)
     run(pytester, "--evaltasks", "quiz", "--snapshot-update").assert_outcomes(passed=1)

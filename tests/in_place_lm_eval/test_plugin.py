@@ -216,6 +216,7 @@ def test_a_changed_only_run_follows_includes_hooks_and_data(pytester: pytest.Pyt
         "include: _quiz_template", "include: _other_template"))  # fmt: skip
     write(tasks / "_other_template", "output_type: multiple_choice\ntest_split: test\n")
     (tasks / "data" / "me" / "other").mkdir(parents=True)
+    write(pytester.path / "pytest.ini", "[pytest]\nevaltasks_changed_ignore = *.md\n")
     git(pytester.path, "init", "-q", "-b", "main")
     git(pytester.path, "config", "user.email", "t@example.com")
     git(pytester.path, "config", "user.name", "t")
@@ -230,10 +231,13 @@ def test_a_changed_only_run_follows_includes_hooks_and_data(pytester: pytest.Pyt
                      "--collect-only", "-q")  # fmt: skip
         result.stdout.fnmatch_lines(["evaltasks::quiz|0"])
         changed.write_text(original)
-    (pytester.path / "notes.md").write_text("unrelated\n")
+    (pytester.path / "notes.md").write_text("unrelated\n")  # declared irrelevant
     result = run(pytester, "--evaltasks", "quiz|0", "--evaltasks-changed=HEAD")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*0 tasks changed since HEAD: nothing to check*"])
+    (pytester.path / "notes.txt").write_text("unrelated\n")  # claimed by no task
+    result = run(pytester, "--evaltasks", "quiz|0", "--evaltasks-changed=HEAD")
+    result.stdout.fnmatch_lines(["*1 task changed since HEAD: 1 changed file no task claims*"])
 
 
 def test_show_prints_the_requests_and_touches_no_snapshot(pytester: pytest.Pytester) -> None:

@@ -86,10 +86,12 @@ KEPT_IMPORTS = (
     "numpy",
     "pyarrow",
     "datasets",
+    "pandas",
+    "pandas.core.arrays.arrow.extension_types",  # registered with pyarrow on first use
 )
 """Imported once, before pytester snapshots sys.modules, so in-process runs never drop them:
 pytester removes whatever a run imported, and numpy cannot be imported twice in a process, nor
-datasets (it registers its Arrow extension types with pyarrow, once per process). Task modules
+datasets or pandas (they register their Arrow extension types with pyarrow, once per process). Task modules
 and their helpers live in each test's own folder and are dropped."""
 
 

@@ -94,25 +94,36 @@ def test_a_file_read_in_native_code(project: EvalProject, reader: str) -> None:
     assert_full_and_changed_fail(project, "native|0")
 
 
-STYLE_READER = (
-    "import datasets\n"
-    "PREFIX = datasets.load_dataset('json', data_files={path}, split='train')[0]['p']"
-)
+STYLE_READERS = {
+    "load_dataset, a path from the working folder": (
+        "import datasets\n"
+        "PREFIX = datasets.load_dataset('json', data_files='tasks/_style.jsonl', "
+        "split='train')[0]['p']"
+    ),
+    "load_dataset, a path from __file__": (
+        "import datasets, os\n"
+        "STYLE = os.path.join(os.path.dirname(__file__), '_style.jsonl')\n"
+        "PREFIX = datasets.load_dataset('json', data_files=STYLE, split='train')[0]['p']"
+    ),
+    "Dataset.from_json": (
+        "import datasets, os\n"
+        "STYLE = os.path.join(os.path.dirname(__file__), '_style.jsonl')\n"
+        "PREFIX = datasets.Dataset.from_json(STYLE)[0]['p']"
+    ),
+}
+STYLE_READER = STYLE_READERS["load_dataset, a path from the working folder"]
 
 
 @pytest.mark.subprocess
-@pytest.mark.parametrize(
-    "path", ["'tasks/_style.jsonl'", "__file__.replace('{name}.py', '_style.jsonl')"]
-)
+@pytest.mark.parametrize("reader", list(STYLE_READERS.values()), ids=list(STYLE_READERS))
 def test_a_file_a_module_loads_through_datasets_with_a_warm_cache(
-    project: EvalProject, path: str
+    project: EvalProject, reader: str
 ) -> None:
     """After any earlier run, `datasets` would answer from its cache without opening the file:
     the cache a module's import goes through is private to it, so the file is read and
     claimed whatever the cache holds, by every module that loads it."""
     write(project.root / "tasks" / "_style.jsonl", '{"p": "Q:"}\n')
     for name in ("styled", "also_styled"):
-        reader = STYLE_READER.format(path=path.format(name=name))
         task_module(project, name, "prefix = PREFIX + ' '", imports=reader)
     task_module(project, "bystander", 'prefix = "B: "')
     (project.root / "tasks" / "demo.py").unlink()
@@ -357,8 +368,7 @@ def test_a_record_made_with_a_warm_cache_holds_in_a_fresh_clone(
 ) -> None:
     """Recorded warm, checked cold in another clone (and the other way round): the same."""
     write(project.root / "tasks" / "_style.jsonl", '{"p": "Q:"}\n')
-    reader = STYLE_READER.format(path="'tasks/_style.jsonl'")
-    task_module(project, "styled", "prefix = PREFIX + ' '", imports=reader)
+    task_module(project, "styled", "prefix = PREFIX + ' '", imports=STYLE_READER)
     (project.root / "tasks" / "demo.py").unlink()
     git(project.root, "init", "-q", "-b", "main")
     project.run("--evaltasks", "all", "--snapshot-update")
