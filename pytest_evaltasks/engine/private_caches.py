@@ -7,9 +7,10 @@ a warm cache answers without opening them, so a task module that calls
 it among its inputs) in a fresh clone but not after any earlier run, and a sibling module that
 loads the same file would not read it at all. While a task module is imported or a task is
 built (`private_caches`), every `datasets` builder over local files (`load_dataset`,
-`Dataset.from_json` and its kind) caches in a folder of that scope's own: its files are opened, and seen, every time. Caching stays on (`.map` results are
-reused within a build, as the harnesses rely on); a dataset from the Hub keeps the user's cache,
-where `HF_HUB_OFFLINE=1` finds it, since it is not a project file.
+`Dataset.from_json` and its kind) caches in a folder of that scope's own: its files are
+opened, and seen, every time. Caching stays on (`.map` results are reused within a build, as
+the harnesses rely on); a dataset from the Hub keeps the user's cache, where
+`HF_HUB_OFFLINE=1` finds it, since it is not a project file.
 
 The folders live in one temporary folder of the process, removed as it exits; nothing in them
 is ever a task's input (`inputs.exclude_folder`).

@@ -91,8 +91,8 @@ KEPT_IMPORTS = (
 )
 """Imported once, before pytester snapshots sys.modules, so in-process runs never drop them:
 pytester removes whatever a run imported, and numpy cannot be imported twice in a process, nor
-datasets or pandas (they register their Arrow extension types with pyarrow, once per process). Task modules
-and their helpers live in each test's own folder and are dropped."""
+datasets or pandas (they register their Arrow extension types with pyarrow, once per process).
+Task modules and their helpers live in each test's own folder and are dropped."""
 
 
 def forget_observed_reads() -> None:

@@ -55,9 +55,11 @@ MODULES = {
         "    return _SEEN[0]"
     ),
     "tasks/listing_task.py": (
-        "import os\nHERE = os.path.dirname(__file__)\nFOLDER = os.path.join(HERE, 'assets', 'listed')\n"
+        "import os\nHERE = os.path.dirname(__file__)\n"
+        "FOLDER = os.path.join(HERE, 'assets', 'listed')\n"
         "def prefix():\n"
-        "    return ''.join(open(os.path.join(FOLDER, n)).read() for n in sorted(os.listdir(FOLDER)))"
+        "    names = sorted(os.listdir(FOLDER))\n"
+        "    return ''.join(open(os.path.join(FOLDER, n)).read() for n in names)"
     ),
     "tasks/parquet_task.py": (
         "import os, pandas\nHERE = os.path.dirname(__file__)\n"
