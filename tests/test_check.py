@@ -85,26 +85,35 @@ class Project:
 
 class Builds:
     """`check`'s builds: `here` builds the project as it is now; `fresh` as `fresh_of` says
-    (by default, the same build: a deterministic task)."""
+    (by default, the same build: a deterministic task), and on another machine as
+    `elsewhere_of` says (by default, as `fresh_of`)."""
 
     def __init__(
         self,
         here: Callable[[], Built],
         fresh_of: Callable[[int], Built] | None = None,
         other_seed: int = 0,
+        elsewhere_of: Callable[[int], Built] | None = None,
     ) -> None:
         self._here = here
         self._fresh_of = fresh_of or (lambda seed: here())
+        self._elsewhere_of = elsewhere_of or self._fresh_of
         self.other_seed = other_seed
         self.fresh_calls: list[int] = []
+        self.elsewhere_calls: list[int] = []
         self.older_asked: list[tuple[int, ...]] = []
 
     def here(self) -> Built:
         return self._here()
 
-    def fresh(self, hash_seed: int, docs_shown: int, older: tuple[int, ...] = ()) -> Built:
+    def fresh(
+        self, hash_seed: int, docs_shown: int, older: tuple[int, ...] = (), elsewhere: bool = False
+    ) -> Built:
         self.fresh_calls.append(hash_seed)
         self.older_asked.append(older)
+        if elsewhere:
+            self.elsewhere_calls.append(hash_seed)
+            return self._elsewhere_of(hash_seed)
         return self._fresh_of(hash_seed)
 
 
@@ -480,6 +489,29 @@ def test_a_build_that_differs_in_a_fresh_process_is_never_blamed_on_the_version(
     assert "nondeterministic across processes (hash seed, set order" in decision.headline
     assert "version" not in decision.headline
     assert builds.fresh_calls[0] == 0
+
+
+def test_a_prompt_that_names_a_machine_path_is_nondeterministic_never_unversioned(
+    project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Built as on another machine (another home and temporary folder), the prompts differ:
+    the change is named as a dependence on the machine, and nothing is recorded."""
+    recorded = record(project)
+    project.write(prefix="Capital (see /home/one/notes) of ")
+    elsewhere = Project(tmp_path_factory.mktemp("elsewhere"))
+    elsewhere.write(prefix="Capital (see /home/two/notes) of ")
+    builds = Builds(project.build, elsewhere_of=lambda seed: elsewhere.build())
+    for update in (False, True):
+        decision = run(project, recorded, update=update, builds=builds)
+        assert decision.outcome is Outcome.NONDETERMINISTIC
+        assert "its prompts depend on the machine" in decision.headline
+        assert "version" not in decision.headline and decision.write is None
+    new = run(project, None, update=True, builds=builds)
+    assert new.outcome is Outcome.NONDETERMINISTIC and new.write is None
+    # the same prompts everywhere: one probe on another machine, then judged as usual
+    steady = Builds(project.build)
+    assert run(project, recorded, builds=steady).outcome is not Outcome.NONDETERMINISTIC
+    assert steady.elsewhere_calls == [0]
 
 
 def test_a_hash_seed_dependent_task_is_recorded_under_a_fixed_seed(

@@ -17,6 +17,7 @@ import os
 import selectors
 import subprocess
 import sys
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -218,8 +219,9 @@ class FreshBuilds:
     within: Path
     lint: bool
     lint_ignore: list[tuple[str, list[str]]]
-    _children: dict[tuple[str, int, int], _Child] = field(default_factory=dict)
-    _asked: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    _children: dict[tuple[str, int, int, bool], _Child] = field(default_factory=dict)
+    _asked: dict[tuple[str, str, int, bool], int] = field(default_factory=dict)
+    _elsewhere: tempfile.TemporaryDirectory[str] | None = None
 
     def build(
         self,
@@ -229,19 +231,22 @@ class FreshBuilds:
         docs_shown: int,
         rendering: Rendering,
         older: tuple[int, ...],
+        elsewhere: bool = False,
     ) -> FreshBuild:
         """`label` built in a fresh process under `hash_seed` with `rendering` (a new process
         on every call for the same label, rendering and seed); its facts in the `older`
-        formats too (format 2's hash every doc once more)."""
-        asked = (label, rendering.key, hash_seed)
+        formats too (format 2's hash every doc once more). With `elsewhere`, the process runs
+        as on another machine (`other_machine`)."""
+        asked = (label, rendering.key, hash_seed, elsewhere)
         attempt = self._asked.get(asked, 0)
         self._asked[asked] = attempt + 1
-        key = (str(module), hash_seed, attempt)
+        key = (str(module), hash_seed, attempt, elsewhere)
         child = self._children.get(key)
         if child is None:
             job = self._job(module)
             job.wanted.append(_name_of(label))
-            child = self._children[key] = _Child.start(job, hash_seed)
+            machine = self._other_machine() if elsewhere else {}
+            child = self._children[key] = _Child.start(job, hash_seed, machine)
         found = child.ask(
             {
                 "label": label,
@@ -270,11 +275,42 @@ class FreshBuilds:
             sys_path=[entry for entry in sys.path if isinstance(entry, str)],
         )
 
+    def _other_machine(self) -> dict[str, str]:
+        """The environment of another machine (made once per run): its own home and temporary
+        folders, with the caches a build needs offline where they are here."""
+        if self._elsewhere is None:
+            self._elsewhere = tempfile.TemporaryDirectory(prefix="evaltasks-elsewhere-")
+        return other_machine(Path(self._elsewhere.name))
+
     def close(self) -> None:
-        """End every child process."""
+        """End every child process (and remove the other machine's folders)."""
         for child in self._children.values():
             child.close()
         self._children.clear()
+        if self._elsewhere is not None:
+            self._elsewhere.cleanup()
+            self._elsewhere = None
+
+
+def other_machine(folder: Path) -> dict[str, str]:
+    """Environment variables under which a process sees another machine's home and temporary
+    folders (inside `folder`), while the Hugging Face cache and the user's installed packages
+    stay where they are here (a build reads them offline)."""
+    import site
+
+    home, temporary = folder / "home", folder / "tmp"
+    home.mkdir(exist_ok=True)
+    temporary.mkdir(exist_ok=True)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return {
+        "HOME": str(home),
+        "USERPROFILE": str(home),
+        "TMPDIR": str(temporary),
+        "TEMP": str(temporary),
+        "TMP": str(temporary),
+        "HF_HOME": os.environ.get("HF_HOME") or os.path.join(cache, "huggingface"),
+        "PYTHONUSERBASE": site.getuserbase(),
+    }
 
 
 @dataclass
@@ -286,8 +322,9 @@ class _Child:
     hash_seed: int
 
     @classmethod
-    def start(cls, job: BuildJob, hash_seed: int) -> _Child:
-        env = {**os.environ, "PYTHONHASHSEED": str(hash_seed)}
+    def start(cls, job: BuildJob, hash_seed: int, machine: dict[str, str]) -> _Child:
+        """The process, started with `machine`'s environment over this one's."""
+        env = {**os.environ, **machine, "PYTHONHASHSEED": str(hash_seed)}
         try:
             process = subprocess.Popen(
                 [sys.executable, "-m", "pytest_evaltasks.plugin.builds"],

@@ -449,12 +449,17 @@ class _Builds:
             label=self.item.name,
         )
 
-    def fresh(self, hash_seed: int, docs_shown: int, older: tuple[int, ...]) -> FreshBuild:
-        """Build the task in a fresh process under `hash_seed`."""
+    def fresh(
+        self, hash_seed: int, docs_shown: int, older: tuple[int, ...], elsewhere: bool = False
+    ) -> FreshBuild:
+        """Build the task in a fresh process under `hash_seed` (`elsewhere`: as on another
+        machine)."""
         context = self.context
         module = context.registry.origin_of(self.item.request.name)
         rendering = context.rendering(self.item.rendering)
-        return context.fresh.build(module, self.item.name, hash_seed, docs_shown, rendering, older)
+        return context.fresh.build(
+            module, self.item.name, hash_seed, docs_shown, rendering, older, elsewhere
+        )
 
     @property
     def other_seed(self) -> int:
@@ -470,7 +475,9 @@ class _BuildsHereOnly(_Builds):
     """The look-ahead process's builds: in this process only. A check that needs a fresh
     process (a change to confirm, a record made under a fixed hash seed) is left to the item."""
 
-    def fresh(self, hash_seed: int, docs_shown: int, older: tuple[int, ...]) -> FreshBuild:
+    def fresh(
+        self, hash_seed: int, docs_shown: int, older: tuple[int, ...], elsewhere: bool = False
+    ) -> FreshBuild:
         raise _NotHere
 
 

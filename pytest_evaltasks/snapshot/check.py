@@ -87,10 +87,14 @@ class Builds(Protocol):
         """Build the task in this process."""
         ...
 
-    def fresh(self, hash_seed: int, docs_shown: int, older: tuple[int, ...]) -> Built:
+    def fresh(
+        self, hash_seed: int, docs_shown: int, older: tuple[int, ...], elsewhere: bool = False
+    ) -> Built:
         """Build the task in a fresh process (each call a new one) under `hash_seed`; raises
         `FreshBuildError` when that process cannot build it. The build gives its facts in the
-        `older` formats too (the records to verify are in them), and need not in others."""
+        `older` formats too (the records to verify are in them), and need not in others. With
+        `elsewhere`, the process runs as on another machine: another home and temporary
+        folder."""
         ...
 
     @property
@@ -298,8 +302,9 @@ def _reproducible(
     seed: int | None,
     shown: int,
 ) -> tuple[Built, int | None] | Decision:
-    """The build a change is judged on, once it is shown to be reproducible; else a failure
-    that names the nondeterminism for what it is.
+    """The build a change is judged on, once it is shown to be reproducible (the same in this
+    process, in a fresh one under another hash seed, and on another machine: another home and
+    temporary folder); else a failure that names the nondeterminism for what it is.
 
     `first` is the first build's facts when it was built here (its docs are let go, so a large
     task is never in memory twice), or the build itself when it came from a fresh process.
@@ -315,13 +320,13 @@ def _reproducible(
                 "The prompt function (or its hf_filter) gives different docs for the same rows "
                 "on each build, so no snapshot can hold its prompts.",
             )
-        try:
-            elsewhere = builds.fresh(builds.other_seed, shown, _older(state))
+        try:  # another seed, on another machine: the same prompts there hold everywhere
+            elsewhere = builds.fresh(builds.other_seed, shown, _older(state), elsewhere=True)
         except FreshBuildError as exc:
             return _nondeterministic(state, str(exc), "")
         if not _same_build(built.facts, elsewhere.facts):
             return built, None
-        pinned = elsewhere if builds.other_seed == RECORD_SEED else None
+        pinned = None
     else:
         pinned = first
     try:
@@ -343,12 +348,38 @@ def _reproducible(
             "over something unordered. No snapshot can hold them; make the prompt function "
             "deterministic.",
         )
+    machine = _machine_dependent(state, pinned, builds, RECORD_SEED, shown)
+    if machine is not None:
+        return machine
     if seed is None:
         state.warnings.append(
             f"prompts depend on PYTHONHASHSEED (set or dict order of strings): checked as "
             f"built under PYTHONHASHSEED={RECORD_SEED} in a fresh process"
         )
     return pinned, RECORD_SEED
+
+
+def _machine_dependent(
+    state: _State, built: Built, builds: Builds, seed: int, shown: int
+) -> Decision | None:
+    """A failure when a build made under `seed` differs on another machine (another home and
+    temporary folder): a prompt naming a machine's path differs between machines, which no
+    snapshot can hold and no version bump fixes. None when it does not."""
+    try:
+        other = builds.fresh(seed, shown, _older(state), elsewhere=True)
+    except FreshBuildError as exc:
+        return _nondeterministic(state, str(exc), "")
+    differ = _same_build(built.facts, other.facts)
+    if not differ:
+        return None
+    return _nondeterministic(
+        state,
+        f"its prompts depend on the machine: built with another home and temporary folder "
+        f"(HOME, TMPDIR), {len(differ)} docs differ ({ids(differ)})",
+        "A prompt that names a path under the home or the temporary folder "
+        "(os.path.expanduser, tempfile.gettempdir()) differs on every machine, so no snapshot "
+        "can hold it: keep machine paths out of the prompts.",
+    )
 
 
 def _nondeterministic(state: _State, what: str, why: str) -> Decision:

@@ -413,3 +413,25 @@ def test_a_bad_ignore_pattern_is_a_usage_error(project: EvalProject) -> None:
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*evaltasks_changed_ignore (ini): '!README.md'*not supported*"])
 
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize(
+    "prefix",
+    ["tempfile.gettempdir() + ': '", "os.path.expanduser('~/notes') + ': '"],
+    ids=["the temporary folder", "the home folder"],
+)
+def test_a_prompt_that_names_a_machine_path_is_never_blamed_on_the_version(
+    project: EvalProject, prefix: str
+) -> None:
+    """Prompt text is recorded as written, so a prompt naming a machine's folder differs on
+    every machine: it is refused as nondeterministic, never recorded, never "bump"."""
+    task_module(project, "machine", f"prefix = {prefix}", imports="import os, tempfile")
+    task_module(project, "steady", 'prefix = "Q: "')
+    (project.root / "tasks" / "demo.py").unlink()
+    updated = project.run("--evaltasks", "all", "--snapshot-update")
+    assert updated.ret == 1
+    updated.stdout.fnmatch_lines(["*machine|0: nondeterministic prompt function: its prompts "
+                                  "depend on the machine*"])  # fmt: skip
+    assert "bump" not in project.failures(updated)
+    assert [path.name.split("-")[0] for path in project.snapshot_dir.iterdir()] == ["steady"]
