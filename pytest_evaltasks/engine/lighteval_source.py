@@ -207,7 +207,10 @@ class LightevalModules:
             data.append(str(folder.resolve()))
         if isinstance(repo, str) and (os.path.isabs(repo) or os.path.isdir(repo)):
             data.append(os.path.abspath(repo))
-        data += [os.path.abspath(path) for path in _strings(getattr(raw, "hf_data_files", None))]
+        from .rows import data_file_strings
+
+        files = data_file_strings(getattr(raw, "hf_data_files", None))
+        data += [os.path.abspath(path) for path in files]
         for path in data:
             found.setdefault(path, " (its data)")
         return found
@@ -303,18 +306,6 @@ class LightevalModules:
 
         task = Task(self.task_config(entry), data_dir=self.data_dir, request=request)
         return SliceSource.for_task(task, data_dir)
-
-
-def _strings(value: object) -> Iterable[str]:
-    """The strings of an `hf_data_files` value (a str, a list, or a dict of either)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
 
 
 SOURCE_KIND = SourceKind(LIGHTEVAL, holds_task_modules, LightevalModules)

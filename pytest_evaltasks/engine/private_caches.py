@@ -109,20 +109,10 @@ def _patch(module: types.ModuleType) -> None:
 def reads_local_files(data_files: Any) -> bool:
     """Whether a builder's data files are local files (none is a URL; a chained URL such as
     `zip://member::/data/rows.zip` counts by its last part)."""
-    strings = list(_strings(data_files))
+    from .rows import data_file_strings
+
+    strings = list(data_file_strings(data_files))
     return bool(strings) and not any("://" in text.rsplit("::", 1)[-1] for text in strings)
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """The strings of a `data_files` value: a str or path, a list, or a mapping of either."""
-    if isinstance(value, (str, os.PathLike)):
-        yield os.fspath(value)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            yield from _strings(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
 
 
 class _PatchOnImport(importlib.abc.MetaPathFinder):

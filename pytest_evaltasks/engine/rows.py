@@ -34,6 +34,7 @@ __all__ = [
     "LOCAL_EXTENSIONS",
     "Row",
     "RowSource",
+    "data_file_strings",
     "load_hub_dataset",
     "local_dataset_dir",
     "normalised_data_files",
@@ -217,7 +218,7 @@ def declared_inputs(path: object, data_files: object, data_dir: object = None) -
     base = folder if folder is not None else Path.cwd()
     if isinstance(data_dir, str) and data_dir:
         base = base / data_dir
-    for pattern in _data_file_strings(data_files):
+    for pattern in data_file_strings(data_files):
         if "://" in pattern:
             continue
         full = os.path.abspath(pattern if os.path.isabs(pattern) else os.path.join(base, pattern))
@@ -229,16 +230,17 @@ def declared_inputs(path: object, data_files: object, data_dir: object = None) -
     return found
 
 
-def _data_file_strings(value: object) -> Iterator[str]:
-    """The strings of a `data_files` value: a str, a list, or a mapping of either."""
+def data_file_strings(value: object) -> Iterator[str]:
+    """The strings of a `data_files` value (`hf_data_files`): a str or a path, a list, or a
+    mapping of either."""
     if isinstance(value, (str, os.PathLike)):
         yield os.fspath(value)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _data_file_strings(item)
+            yield from data_file_strings(item)
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _data_file_strings(item)
+            yield from data_file_strings(item)
 
 
 def _listed_folder(pattern: str) -> str:
