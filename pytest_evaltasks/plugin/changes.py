@@ -396,9 +396,10 @@ def _recorded_inputs(
     its task. Returns the tasks that have a snapshot, each with why it must be checked anyway
     (a snapshot that records no inputs) or `""`."""
     texts: list[tuple[str, str]] = []
-    if snapshot_dir.is_dir():
-        for file in sorted(snapshot_dir.glob(f"*.{SNAPSHOT_SUFFIX}")):
-            texts.append((str(file.resolve()), _head_text(file)))
+    folder = snapshot_dir.resolve()
+    if folder.is_dir():
+        for file in sorted(folder.glob(f"*.{SNAPSHOT_SUFFIX}")):
+            texts.append((str(file), _head_text(file)))
     try:
         at_ref = files_at(changed.top, changed.commit, snapshot_dir)
     except GitError:
@@ -406,7 +407,7 @@ def _recorded_inputs(
     if at_ref is not None:
         for name, raw in at_ref.files.items():
             if name.endswith(f".{SNAPSHOT_SUFFIX}"):
-                texts.append((str((snapshot_dir / name).resolve()), raw.decode("utf-8", "replace")))
+                texts.append((str(folder / name), raw.decode("utf-8", "replace")))
     shown = _relative_to(root)
     found: dict[str, str] = {}
     for path, text in texts:

@@ -36,13 +36,17 @@ class Claims:
     folders: dict[str, set[Claim]] = field(default_factory=dict)
     everything: dict[str, str] = field(default_factory=dict)
     """Tasks that claim every path (their reads cannot all be seen), with why."""
+    _resolved: dict[str, str] = field(default_factory=dict, repr=False)
+    """Folders with their links resolved: claims share a few folders, so each is resolved
+    once (a path's own resolution then costs one check, whether it is a link)."""
 
     def add(self, path: str, claim: Claim, folder: bool = False) -> None:
         """`claim` on `path` (absolute), a folder when `folder` (or when it ends with a
         separator), under its name and its resolved name both."""
         folder = folder or path.endswith(os.sep)
         table = self.folders if folder else self.files
-        for form in _forms(path.rstrip(os.sep) if folder else path):
+        normal = os.path.normpath(path)
+        for form in {normal, self._real(normal)}:
             table.setdefault(form, set()).add(claim)
 
     def add_everything(self, task: str, why: str) -> None:
@@ -72,6 +76,14 @@ class Claims:
     def claimed(self, path: str, is_folder: bool = False) -> bool:
         """Whether any task claims `path`."""
         return bool(self.of(path, is_folder))
+
+    def _real(self, path: str) -> str:
+        """`os.path.realpath(path)`, its folder resolved once for all the paths in it."""
+        folder, name = os.path.split(path)
+        real = self._resolved.get(folder)
+        if real is None:
+            real = self._resolved[folder] = os.path.realpath(folder)
+        return os.path.realpath(path) if os.path.islink(path) else os.path.join(real, name)
 
 
 def _forms(path: str) -> set[str]:
