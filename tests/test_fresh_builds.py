@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -49,3 +50,42 @@ def test_a_reply_not_asked_for_older_formats_has_no_facts_in_them() -> None:
     for older in (2, 3):
         with pytest.raises(FreshBuildError, match=f"format {older}"):
             fresh.facts_in(older)
+
+
+class _Process:
+    """A stand-in fresh process: answers with a build, knows whether it was ended."""
+
+    alive: ClassVar[list[_Process]] = []
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+        _Process.alive.append(self)
+
+    def ask(self, request: dict[str, object]) -> dict[str, object]:
+        return {"error": "a stand-in builds nothing"}
+
+    def close(self) -> None:
+        _Process.alive.remove(self)
+
+
+def test_fresh_processes_are_bounded_and_the_least_recently_used_ends_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run over many modules keeps at most `MAX_ALIVE` processes (each holds what its module
+    imported: about 400 MB for lm-eval); the one used last is kept."""
+    from pytest_evaltasks.plugin import builds
+    from pytest_evaltasks.plugin.profiles import Rendering
+
+    monkeypatch.setattr(_Process, "alive", [])
+    monkeypatch.setattr(
+        builds._Child, "start", classmethod(lambda cls, job, seed, machine: _Process(job.module))
+    )
+    fresh = builds.FreshBuilds([TASKS], [], TASKS / "data", TASKS.parent, TASKS.parent, False, [])
+    plain = Rendering("plain", RunSettings(), None, None)
+    for module in ("a.py", "b.py", "a.py", "c.py", "d.py", "a.py"):
+        with pytest.raises(FreshBuildError):
+            fresh.build(Path(module), f"{module[0]}|0", 0, 0, plain, ())
+        assert len(_Process.alive) <= builds.MAX_ALIVE
+    assert [process.module for process in _Process.alive] == ["d.py", "a.py"]
+    fresh.close()
+    assert _Process.alive == []

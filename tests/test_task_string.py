@@ -100,6 +100,16 @@ def test_same_task_with_different_counts_or_params_is_not_a_duplicate() -> None:
     ]
 
 
+@pytest.mark.parametrize("spec", ["t|0,t", "t,t|0"])
+def test_a_bare_name_and_zero_shots_are_two_requests_until_resolved(spec: str) -> None:
+    """For lm-eval a bare name means the YAML's own shot count: in either order the list keeps
+    both requests, and only the registry, knowing the default, may find them the same."""
+    requests = parse_task_string(spec)
+    assert sorted(r.default_shots for r in requests) == [False, True]
+    assert len({r.key for r in requests}) == 2
+    assert len(parse_task_string(spec + ",t,t|0")) == 2
+
+
 def test_list_valued_parameters_deduplicate() -> None:
     """Parameters are unhashable lists here: de-duplication must still work."""
     assert triples("t@k=[1]|1,t@k=[1]|1") == [("t", 1, {"k": [1]})]

@@ -26,13 +26,11 @@ next build reads them (`Fetched.prepared`).
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import io
 import os
 import re
-import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -397,9 +395,9 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
     """Rows and files from the data root while a task is built (or, with `fetched`, fetched
     and kept): `datasets` as the task's loaders see it (they call the module's
     `load_dataset`), each way a task fetches a file by URL or from the Hub through
-    `_RemoteFiles`, `datasets`' caching of `.map` results off, and Inspect's and inspect_evals'
-    download caches, and the cache of builders a task makes itself, an empty temporary folder.
-    Everything replaced is restored as the build ends."""
+    `_RemoteFiles`, and Inspect's and inspect_evals' download caches, and the cache of builders
+    a task makes itself, an empty temporary folder. Everything replaced is restored as the
+    build ends."""
     import datasets
     import datasets.download.download_manager as dataset_downloads
     import huggingface_hub
@@ -419,7 +417,7 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
     hub = _LocalHub({name: getattr(huggingface_hub, name) for name in HUB_DOWNLOADS}, remote)
     downloads = _LocalDownloads(dataset_downloads.cached_path, remote)
     with (
-        tempfile.TemporaryDirectory(prefix="evaltasks-inspect-") as folder,
+        tempfile.TemporaryDirectory(prefix="inspect-build-", dir=_build_folders()) as folder,
         contextlib.ExitStack() as stack,
     ):
         swap = partial(_swap, stack)
@@ -435,9 +433,6 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
         if loaders is not None:  # its cached URL loaders (`load_json_dataset`, ...) fetch
             # through Inspect's `file()` on each build; imported (or not) by the task's module
             swap(loaders, "INSPECT_EVALS_CACHE_PATH", Path(folder))
-        if datasets.is_caching_enabled():
-            datasets.disable_caching()
-            stack.callback(datasets.enable_caching)
         yield
 
 
@@ -528,12 +523,20 @@ def _installed_folders() -> tuple[str, ...]:
     return tuple(dict.fromkeys((str(folder), os.path.realpath(folder))))
 
 
+def _build_folders() -> str:
+    """Where a build's temporary folder goes: the run's (`run_folder`)."""
+    from .run_folder import run_folder
+
+    return str(run_folder())
+
+
 def _process_cache() -> str:
-    """A temporary folder for this process (made once, removed as it exits)."""
+    """A temporary folder for this process (made once, in the run's: `run_folder`)."""
     global _private_folder
     if _private_folder is None:
-        _private_folder = tempfile.mkdtemp(prefix="evaltasks-inspect-evals-")
-        atexit.register(shutil.rmtree, _private_folder, True)
+        from .run_folder import run_folder
+
+        _private_folder = tempfile.mkdtemp(prefix="inspect-evals-", dir=run_folder())
     return _private_folder
 
 

@@ -23,6 +23,7 @@ data is loaded), so a group's members, their order and their overrides are lm-ev
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import logging
@@ -384,6 +385,7 @@ def build(index: dict[str, Any], spec: str | dict[str, Any], options: BuildOptio
     model = _recording_model(options.chat)
     read: list[str] = []
     output = io.StringIO()
+    _forget_task_modules(index)
     with (
         _generators_kept(),
         _local_datasets(options.data_dir, read),
@@ -416,6 +418,33 @@ def build(index: dict[str, Any], spec: str | dict[str, Any], options: BuildOptio
     if len(tasks) != 1:
         raise LmEvalError(f"lm-eval built {len(tasks)} tasks for {_spec_name(spec)!r}, not one")
     return _collected(tasks[0], factory.samples.get(id(tasks[0]), []), options, read)
+
+
+def _forget_task_modules(index: dict[str, Any]) -> None:
+    """Every module of a task folder (a folder holding one of the index's YAML files, or one
+    below lm-eval's installed task folder: `!function` hooks and their helpers) forgotten, so
+    this build imports them afresh, as a new lm-eval process does: a hook module's own state
+    (a `random.Random(42)` at module level) starts where it starts in lm-eval's run, whatever
+    was built before."""
+    paths = {str(entry.yaml_path) for entry in index.values() if getattr(entry, "yaml_path", 0)}
+    folders = _task_folders(tuple(sorted(paths)))
+    installed = installed_tasks_folder()
+    below = (os.path.join(os.path.realpath(installed), ""),) if installed is not None else ()
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str):
+            continue
+        folder = os.path.dirname(os.path.realpath(file))
+        in_installed = any(folder.startswith(base) for base in below)  # lm-eval's task folders
+        if folder in folders or in_installed:
+            del sys.modules[name]
+
+
+@functools.lru_cache(maxsize=8)
+def _task_folders(yaml_paths: tuple[str, ...]) -> frozenset[str]:
+    """The folders of these YAML files (as given and resolved)."""
+    folders = {os.path.dirname(os.path.abspath(path)) for path in yaml_paths}
+    return frozenset(folders | {os.path.realpath(folder) for folder in folders})
 
 
 _TEMPLATES: dict[str, Any] = {}
@@ -731,23 +760,18 @@ def _quiet_lm_eval(output: io.StringIO | None = None) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _local_datasets(data_dir: Path | None, read: list[str]) -> Iterator[None]:
-    """Rows from the data root while a task is built, and every `.map` (a `process_docs`
-    hook's) computed afresh: `datasets` would otherwise reuse a cached result keyed by the
-    function's code, and a hook that draws from `os.urandom` or the clock would build the same
-    docs twice, hiding its nondeterminism from the second build and the fresh process."""
-    import datasets
+    """Rows from the data root while a task is built, through `datasets` as lm-eval reads them:
+    Arrow-backed and cached, so a `process_docs` hook's `.map` runs once per build and is
+    reused within it, as on the data a Hub download gives (its cache is the build's own:
+    `private_caches`)."""
     import lm_eval.api.task as task_module
 
     saved = task_module.datasets
-    caching = datasets.is_caching_enabled()
     task_module.datasets = LocalDatasets(saved, data_dir, read)
-    datasets.disable_caching()
     try:
         yield
     finally:
         task_module.datasets = saved
-        if caching:
-            datasets.enable_caching()
 
 
 def hook_files(config: Any, base: Path) -> set[str]:

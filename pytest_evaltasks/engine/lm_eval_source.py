@@ -596,6 +596,7 @@ def _rendered(
             config="YAML",
         ),
         ids="ids are lm-eval's doc ids, from 0",
+        shots=shots,
     )
 
 

@@ -12,28 +12,28 @@ opened, and seen, every time. Caching stays on (`.map` results are reused within
 the harnesses rely on); a dataset from the Hub keeps the user's cache, where
 `HF_HUB_OFFLINE=1` finds it, since it is not a project file.
 
-The folders live in one temporary folder of the process, removed as it exits; nothing in them
-is ever a task's input (`inputs.exclude_folder`).
+The folders live in the run's temporary folder (`run_folder`), removed as the run ends;
+nothing in them is ever a task's input (`inputs.exclude_folder`).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
-import shutil
 import sys
 import tempfile
 import threading
 import types
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import inputs
+from .run_folder import run_folder
 
 TARGET = "datasets.builder"
 """The module whose `DatasetBuilder` every `datasets` load of files goes through
@@ -41,23 +41,43 @@ TARGET = "datasets.builder"
 
 _lock = threading.Lock()
 _depth = 0
-_scope: str | None = None
-"""The cache folder of the outermost active scope."""
+_scope: Scope | None = None
+"""The outermost active scope."""
 _root: str | None = None
 
 
+@dataclass
+class Scope:
+    """One import's or build's caches: a folder of its own, and what it saw `datasets` do."""
+
+    folder: str
+    results: dict[str, set[str]] = field(default_factory=dict)
+    """A dataset's fingerprint -> the fingerprints of the cached results made from it."""
+
+    @property
+    def state_dependent(self) -> bool:
+        """Whether one dataset was made into two different results: a hook whose state moved
+        between two calls (a module-level `random.Random(42)` that each `.map` draws on), so a
+        second build over this scope's warm cache gives what a harness gives on any run but the
+        first (each call then reuses the first result, and the hook's state never moves)."""
+        return any(len(made) > 1 for made in self.results.values())
+
+
 @contextlib.contextmanager
-def private_caches() -> Iterator[None]:
+def private_caches() -> Iterator[Scope]:
     """A scope (a task module's import, a task's build) whose `datasets` builders over local
-    files cache in a fresh folder of its own; nested scopes share the outermost's."""
+    files, and whose datasets' cached results, cache in a fresh folder of its own; nested
+    scopes share the outermost's."""
     global _depth, _scope
     with _lock:
         if _depth == 0:
-            _scope = tempfile.mkdtemp(prefix="scope-", dir=_process_root())
+            _scope = Scope(tempfile.mkdtemp(prefix="scope-", dir=_process_root()))
         _depth += 1
+        scope = _scope
+    assert scope is not None
     _patch_when_loaded()
     try:
-        yield
+        yield scope
     finally:
         with _lock:
             _depth -= 1
@@ -66,11 +86,10 @@ def private_caches() -> Iterator[None]:
 
 
 def _process_root() -> str:
-    """This process's folder of scope caches (made once, removed as the process exits)."""
+    """This process's folder of scope caches, in the run's temporary folder (`run_folder`)."""
     global _root
     if _root is None:
-        _root = tempfile.mkdtemp(prefix="evaltasks-caches-")
-        atexit.register(shutil.rmtree, _root, True)
+        _root = tempfile.mkdtemp(prefix="caches-", dir=run_folder())
         inputs.exclude_folder(_root)
     return _root
 
@@ -85,7 +104,10 @@ def _patch_when_loaded() -> None:
 
 
 def _patch(module: types.ModuleType) -> None:
-    """`DatasetBuilder.__init__` made to cache in the active scope's folder for local files."""
+    """`DatasetBuilder.__init__` made to cache in the active scope's folder for local files,
+    and `Dataset.map`'s (and `filter`'s, `shuffle`'s) cached results written there for every
+    dataset."""
+    _patch_results(sys.modules["datasets.arrow_dataset"].Dataset)
     builder = module.DatasetBuilder
     original = builder.__init__
     if getattr(original, "_evaltasks_private", False):
@@ -95,7 +117,7 @@ def _patch(module: types.ModuleType) -> None:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         scope = _scope
         if scope is not None and reads_local_files(kwargs.get("data_files")):
-            folder = os.path.join(scope, "datasets")
+            folder = os.path.join(scope.folder, "datasets")
             if args:  # cache_dir is the first parameter
                 args = (folder, *args[1:])
             else:
@@ -104,6 +126,34 @@ def _patch(module: types.ModuleType) -> None:
 
     __init__._evaltasks_private = True  # type: ignore[attr-defined]
     builder.__init__ = __init__
+
+
+def _patch_results(dataset: Any) -> None:
+    """A dataset's cached results (a `process_docs` hook's `.map`) kept in the active scope's
+    folder: reused within a build, as `datasets` reuses them for a harness's own run, but
+    never across builds, nor written into the user's cache beside a Hub dataset's files."""
+    original = dataset._get_cache_file_path
+    if getattr(original, "_evaltasks_private", False):
+        return
+
+    @functools.wraps(original)
+    def _get_cache_file_path(self: Any, fingerprint: str) -> str:
+        scope = _scope
+        if scope is None or not self.cache_files or not _caching():
+            return str(original(self, fingerprint))
+        scope.results.setdefault(str(self._fingerprint), set()).add(fingerprint)
+        folder = os.path.join(scope.folder, "results")
+        os.makedirs(folder, exist_ok=True)
+        return os.path.join(folder, f"cache-{fingerprint}.arrow")
+
+    _get_cache_file_path._evaltasks_private = True  # type: ignore[attr-defined]
+    dataset._get_cache_file_path = _get_cache_file_path
+
+
+def _caching() -> bool:
+    """Whether `datasets` caches results (a user may turn it off)."""
+    fingerprint = sys.modules.get("datasets.fingerprint")
+    return bool(getattr(fingerprint, "is_caching_enabled", lambda: True)())
 
 
 def reads_local_files(data_files: Any) -> bool:

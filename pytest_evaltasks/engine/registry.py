@@ -396,13 +396,22 @@ class Registry:
         run: RunSettings | None = None,
         template: ChatTemplate | None = None,
     ) -> RenderedTask:
-        """One resolved request rendered by its source: every evaluated doc, in order."""
+        """One resolved request rendered by its source: every evaluated doc, in order.
+
+        Its caches are its own (`private_caches`): what it reads is the same on a cold or a warm
+        cache, and no build reuses another's results. A hook whose own state moves between two
+        transformations of one dataset is rendered again over those caches, warm: as its
+        harness renders it on every run but the first."""
         from ..snapshot.settings import RunSettings
+        from .private_caches import private_caches
 
         source = self.source_of(request.name)
-        return source.render(
-            self.entries[request.name], request, run or RunSettings(), template, self.data_dir
-        )
+        entry, settings = self.entries[request.name], run or RunSettings()
+        with private_caches() as caches:
+            rendered = source.render(entry, request, settings, template, self.data_dir)
+            if caches.state_dependent:
+                rendered = source.render(entry, request, settings, template, self.data_dir)
+        return rendered
 
     def all_tasks(self) -> list[Task]:
         """Every registered task at 0 shots."""

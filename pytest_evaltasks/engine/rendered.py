@@ -65,6 +65,10 @@ class RenderedTask(ABC):
     """The harness that owns the task's config, when it is another harness's own."""
     ids: str = "ids run from 0"
     """What its doc ids are, for a message that names one it does not have."""
+    shots: int | None = None
+    """The few-shot count its harness rendered with, when it keeps one of the task's own
+    instead of the request's (an lm-eval YAML that fixes `num_fewshot: 0`); None: the
+    request's."""
 
     @property
     @abstractmethod

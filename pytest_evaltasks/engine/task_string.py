@@ -27,6 +27,10 @@ ACCEPTED_FORMS = (
 )
 
 
+UNRESOLVED_SHOTS = -1
+"""The shot count a request's key holds while its source's default is not yet known."""
+
+
 @dataclass(frozen=True)
 class TaskRequest:
     """One parsed item of a task string: which task, how many shots, which metric parameters."""
@@ -46,8 +50,11 @@ class TaskRequest:
 
     @property
     def key(self) -> tuple[str, int, str]:
-        """Identity used for de-duplication; parameters compare by their repr so lists work."""
-        return (self.name, self.num_fewshots, repr(self.metric_params))
+        """Identity used for de-duplication; parameters compare by their repr so lists work. A
+        request that named no shot count is its own until its source resolves it (`-1`): for
+        lm-eval `name` means the YAML's own count, which `name|0` does not."""
+        shots = UNRESOLVED_SHOTS if self.default_shots else self.num_fewshots
+        return (self.name, shots, repr(self.metric_params))
 
     @property
     def label(self) -> str:

@@ -40,6 +40,12 @@ if TYPE_CHECKING:
 TIMEOUT = 600.0
 """Seconds a fresh process may take to build one task."""
 
+MAX_ALIVE = 2
+"""Fresh processes kept alive at once (a module's next task reuses its process): the least
+recently used is ended when another starts. One that imported lm-eval holds about 400 MB, so a
+run over many tasks keeps its memory bounded; items run module by module, so a process is seldom
+needed again once ended (it is then started again)."""
+
 
 def build_here(
     registry: Registry,
@@ -59,12 +65,11 @@ def build_here(
     import and while it renders (a prompt function's first call included), what this package
     reads for it (its rows, the images its docs name, as they are fingerprinted), the files its
     source knows it reads and the chat template's files. Its caches are private to the build
-    (`private_caches`), so a warm cache reads what a cold one does."""
+    (`Registry.render`), so a warm cache reads what a cold one does."""
     from ..engine.collection import checkpoint
     from ..engine.inputs import InputRecorder
-    from ..engine.private_caches import private_caches
 
-    with InputRecorder() as seen, private_caches():
+    with InputRecorder() as seen:
         rendered = registry.render(request, run, template)
         checkpoint(rendered.size)
         return build_snapshot(
@@ -206,7 +211,8 @@ class BuildJob:
 @dataclass
 class FreshBuilds:
     """Fresh-process builds of a run: one child process per (module, seed, attempt), started on
-    first use and kept for the module's other tasks, each built when it is asked for.
+    first use and kept for the module's other tasks, each built when it is asked for; at most
+    `MAX_ALIVE` at once.
 
     An item that asks twice for the same seed gets a second, new process: that is how a build
     is shown to be stable under a fixed seed.
@@ -241,12 +247,15 @@ class FreshBuilds:
         attempt = self._asked.get(asked, 0)
         self._asked[asked] = attempt + 1
         key = (str(module), hash_seed, attempt, elsewhere)
-        child = self._children.get(key)
+        child = self._children.pop(key, None)
         if child is None:
             job = self._job(module)
             job.wanted.append(_name_of(label))
             machine = self._other_machine() if elsewhere else {}
-            child = self._children[key] = _Child.start(job, hash_seed, machine)
+            child = _Child.start(job, hash_seed, machine)
+        self._children[key] = child  # the most recently used last
+        while len(self._children) > MAX_ALIVE:
+            self._children.pop(next(iter(self._children))).close()
         found = child.ask(
             {
                 "label": label,
@@ -279,7 +288,9 @@ class FreshBuilds:
         """The environment of another machine (made once per run): its own home and temporary
         folders, with the caches a build needs offline where they are here."""
         if self._elsewhere is None:
-            self._elsewhere = tempfile.TemporaryDirectory(prefix="evaltasks-elsewhere-")
+            from ..engine.run_folder import run_folder
+
+            self._elsewhere = tempfile.TemporaryDirectory(prefix="elsewhere-", dir=run_folder())
         return other_machine(Path(self._elsewhere.name))
 
     def close(self) -> None:

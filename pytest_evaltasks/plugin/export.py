@@ -34,11 +34,12 @@ LINES_KEY: pytest.StashKey[str] = pytest.StashKey()
 def export_lines(item: str, rendering: str, request: TaskRequest, built: BuiltSnapshot) -> str:
     """One JSON object per doc of a build, each on its own line (docs/ci.md: Export the
     prompts): the item's keys, then the doc's record as its kind has it (`built.Form.export`)."""
+    rendered = built.rendered
     head = {
         "task": request.label,
         "task_name": request.name,
-        "num_fewshots": request.num_fewshots,
-        "version": built.rendered.version,
+        "num_fewshots": request.num_fewshots if rendered.shots is None else rendered.shots,
+        "version": rendered.version,
         "item": item,
         "rendering": rendering,
     }

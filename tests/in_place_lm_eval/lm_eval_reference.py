@@ -1,7 +1,9 @@
 """lm-eval 0.4.13's own requests: `simple_evaluate` with a model that records what it is sent.
 
 `datasets.load_dataset` is replaced (for the reference run only) by one that reads the same
-local data root through `datasets`; everything else is lm-eval's, from its `TaskManager` on.
+local data root through `datasets`, into a new cache, and the task folders' modules are
+imported afresh: each reference run is a new lm-eval process on a new machine (or, `warm`, the
+second one over the same cache). Everything else is lm-eval's, from its `TaskManager` on.
 Few-shot examples are recorded by wrapping its sampler classes, as positions in the pool of the
 task being built; targets are those lm-eval logs with each sample.
 """
@@ -10,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,14 +50,16 @@ def manager(include: list[Path] | None = None) -> TaskManager:
 
 
 @contextlib.contextmanager
-def _local_rows(data_dir: Path) -> Iterator[None]:
+def _local_rows(data_dir: Path, cache: str) -> Iterator[None]:
+    """The data root's rows through `datasets`, cached in `cache` (a hook's `.map` runs on the
+    first call with a fingerprint, and is reused for the next ones)."""
     real = datasets.load_dataset
 
     def load(path: Any = None, name: Any = None, **kwargs: Any) -> Any:
         folder = data_dir / str(path) / (name or "default")
         if folder.is_dir():
             files = {p.stem: str(p) for p in sorted(folder.glob("*.jsonl"))}
-            return real("json", data_files=files)
+            return real("json", data_files=files, cache_dir=cache)
         return real(path=path, name=name, **kwargs)
 
     datasets.load_dataset = load
@@ -61,6 +67,23 @@ def _local_rows(data_dir: Path) -> Iterator[None]:
         yield
     finally:
         datasets.load_dataset = real
+
+
+def _as_in_a_new_process(include: list[Path]) -> None:
+    """The task folders' modules (`!function` hooks, their helpers) forgotten, so lm-eval
+    imports them afresh, as a new `lm_eval` process does: a hook's module-level state starts
+    from the beginning on every reference run."""
+    import lm_eval.tasks
+
+    tasks = Path(lm_eval.tasks.__file__).parent.resolve()
+    folders = [folder.resolve() for folder in include]
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str):
+            continue
+        folder = Path(file).resolve().parent
+        if folder in folders or (folder != tasks and tasks in folder.parents):
+            del sys.modules[name]
 
 
 @contextlib.contextmanager
@@ -109,9 +132,12 @@ def reference_tasks(
     chat: Callable[[list[dict[str, Any]], bool], str] | None = None,
     multiturn: bool = True,
     limit: int | None = None,
+    warm: bool = False,
 ) -> dict[str, list[Doc]]:
     """What lm-eval 0.4.13 sends for a task, group or tag: per task (lm-eval's name for it),
-    doc by doc, in the order its model received them."""
+    doc by doc, in the order its model received them. Each run is a new lm-eval process over a
+    new cache; `warm`: a second such process over the first one's cache (what lm-eval sends on
+    every run but the first)."""
     sent: list[Any] = []
 
     class Recorder(LM):  # type: ignore[misc]
@@ -143,19 +169,24 @@ def reference_tasks(
     calls: dict[str, list[tuple[Any, list[Any]]]] = {}
     logging.disable(logging.WARNING)
     try:
-        with _local_rows(data_dir), _recorded_samples(calls):
-            results = simple_evaluate(
-                model=Recorder(),
-                tasks=[name],
-                num_fewshot=num_fewshot,
-                task_manager=manager(include),
-                system_instruction=system,
-                apply_chat_template=chat is not None,
-                fewshot_as_multiturn=multiturn,
-                bootstrap_iters=0,
-                limit=limit,
-                confirm_run_unsafe_code=True,
-            )
+        with tempfile.TemporaryDirectory(prefix="lm-eval-reference-") as cache:
+            for _ in range(2 if warm else 1):  # each a new lm-eval process over one cache
+                sent.clear()
+                calls.clear()
+                _as_in_a_new_process(include or [])
+                with _local_rows(data_dir, cache), _recorded_samples(calls):
+                    results = simple_evaluate(
+                        model=Recorder(),
+                        tasks=[name],
+                        num_fewshot=num_fewshot,
+                        task_manager=manager(include),
+                        system_instruction=system,
+                        apply_chat_template=chat is not None,
+                        fewshot_as_multiturn=multiturn,
+                        bootstrap_iters=0,
+                        limit=limit,
+                        confirm_run_unsafe_code=True,
+                    )
     finally:
         logging.disable(logging.NOTSET)
     assert results is not None

@@ -104,6 +104,16 @@ def _tiny_ll(split: str, i: int, rnd: random.Random) -> Row:
     return {"text": f"The {split} story {i} ended with the word {rnd.choice(['moon', 'sun'])}"}
 
 
+def _tiny_gpqa(split: str, i: int, rnd: random.Random) -> Row:
+    return {
+        "Question": f"Which {split} element is number {i}?",
+        "Correct Answer": f" right {i} ",
+        "Incorrect Answer 1": f"wrong {i}a",
+        "Incorrect Answer 2": f"wrong {i}b",
+        "Incorrect Answer 3": f"wrong {i}c [title] more",
+    }
+
+
 Maker = Callable[[str, int, random.Random], Row]
 
 SCHEMAS: dict[str, tuple[str, str | None, dict[str, int], Maker]] = {
@@ -130,6 +140,7 @@ SCHEMAS: dict[str, tuple[str, str | None, dict[str, int], Maker]] = {
     "tiny_mc": ("evaltasks/tiny_mc", None, {"train": 8, "test": 5}, _tiny_mc),
     "tiny_gen": ("evaltasks/tiny_gen", "main", {"train": 5, "test": 4}, _gsm8k),
     "tiny_ll": ("evaltasks/tiny_ll", None, {"validation": 6}, _tiny_ll),
+    "tiny_shuffled": ("evaltasks/tiny_gpqa", None, {"train": 7}, _tiny_gpqa),
 }  # fmt: skip
 """Task name -> (dataset_path, dataset_name, rows per split, row maker)."""
 

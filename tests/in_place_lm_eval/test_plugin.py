@@ -339,3 +339,64 @@ def test_a_local_json_record_made_with_a_warm_cache_holds_in_a_cold_clone(
     changed = _pytest_in(clone, tmp_path_factory.mktemp("another"), "--evaltasks", "localjson")
     assert changed.returncode == 1
     assert "1 of 4 docs changed (id 2)" in changed.stdout
+
+
+@pytest.mark.parametrize("spec", ["quiz|0,quiz", "quiz,quiz|0"])
+def test_a_bare_name_and_zero_shots_are_two_items(pytester: pytest.Pytester, spec: str) -> None:
+    """For lm-eval a bare name means the YAML's own shot count: `quiz` and `quiz|0` are two
+    requests that render differently, in either order."""
+    tasks = quiz_project(pytester.path)
+    yaml = tasks / "quiz.yaml"
+    yaml.write_text(yaml.read_text().replace("metadata:", "num_fewshot: 2\nmetadata:"))
+    result = run(pytester, "--evaltasks", spec, "--collect-only", "-q")
+    assert sorted(line for line in result.outlines if line.startswith("evaltasks::")) == [
+        "evaltasks::quiz|0",
+        "evaltasks::quiz|2",
+    ]
+
+
+def test_the_export_names_the_shots_lm_eval_kept(pytester: pytest.Pytester) -> None:
+    """A YAML that fixes `num_fewshot: 0` keeps it whatever is asked: the export says 0."""
+    tasks = quiz_project(pytester.path)
+    yaml = tasks / "quiz.yaml"
+    yaml.write_text(yaml.read_text().replace("metadata:", "num_fewshot: 0\nmetadata:"))
+    export = pytester.path / "prompts.jsonl"
+    run(pytester, "--evaltasks", "quiz|3", "--snapshot-update", f"--evaltasks-export={export}")
+    lines = [json.loads(line) for line in export.read_text().splitlines()]
+    assert {line["num_fewshots"] for line in lines} == {0}
+    assert {line["task"] for line in lines} == {"quiz|3"}
+
+
+def test_a_hook_with_a_generator_of_its_own_records_and_checks_alike(
+    pytester: pytest.Pytester,
+) -> None:
+    """gpqa n-shot's shape: the hook module keeps `random.Random(42)` and every `.map` draws on
+    it. Each build imports it afresh and reads the data as lm-eval does on every run but the
+    first: the two builds of a new record agree, the fresh process too, and a second record is
+    the same bytes."""
+    tasks = quiz_project(pytester.path)
+    write(
+        tasks / "utils.py",
+        """\
+        import random
+
+        rng = random.Random(42)
+
+        def process_docs(dataset):
+            def shuffled(row):
+                words = row["q"].split()
+                rng.shuffle(words)
+                return {"question": " ".join(words)}
+
+            return dataset.map(shuffled)
+        """,
+    )
+    for attempt in range(2):
+        recorded = run(pytester, "--evaltasks", "quiz|2", "--snapshot-update", fresh=True)
+        recorded.assert_outcomes(passed=1)
+        (snapshot,) = (tasks / "__snapshots__").glob("quiz-2--*.txt")
+        if attempt == 0:
+            first = snapshot.read_bytes()
+            snapshot.unlink()
+    assert snapshot.read_bytes() == first
+    run(pytester, "--evaltasks", "quiz|2", fresh=True).assert_outcomes(passed=1)

@@ -204,7 +204,7 @@ CUSTOM_TASKS = [
 @pytest.fixture(scope="module")
 def custom_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = tmp_path_factory.mktemp("custom-data")
-    for task in ("tiny_mc", "tiny_gen", "tiny_ll"):
+    for task in ("tiny_mc", "tiny_gen", "tiny_ll", "tiny_shuffled"):
         write_rows(data, task)
     return data
 
@@ -223,6 +223,26 @@ def test_a_custom_folders_requests_are_lm_evals(
     spec = task if shots is None else f"{task}|{shots}"
     (rendered,) = ours_custom(custom_data, spec)
     assert_same(rendered, reference(task, shots, custom_data, include=[CUSTOM]))
+
+
+@pytest.mark.parametrize(
+    "spec", ["tiny_shuffled", "tiny_shuffled_n_shot", "tiny_shuffled_n_shot|2"]
+)
+def test_hooks_that_shuffle_send_what_lm_eval_sends_on_every_build(
+    custom_data: Path, spec: str
+) -> None:
+    """gpqa's shapes: `process_docs` shuffles each doc's choices with the global `random` (lm-eval
+    reuses its first shuffle from the `.map` cache) or with a module-level `random.Random(42)`
+    (every lm-eval process starts it from its seed). Built twice in one process, both builds
+    are what lm-eval sends on every run over the same data but its first (the first run, with
+    an empty cache, sends other docs for a module-level generator, and logs targets that do not
+    match them), targets and prompts together."""
+    name, _, shots = spec.partition("|")
+    shots_asked = int(shots) if shots else None
+    theirs = reference(name, shots_asked, custom_data, include=[CUSTOM], warm=True)
+    for _ in range(2):
+        (rendered,) = ours_custom(custom_data, spec)
+        assert_same(rendered, theirs)
 
 
 @pytest.mark.parametrize("multiturn", [True, False])

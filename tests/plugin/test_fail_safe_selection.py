@@ -435,3 +435,19 @@ def test_a_prompt_that_names_a_machine_path_is_never_blamed_on_the_version(
                                   "depend on the machine*"])  # fmt: skip
     assert "bump" not in project.failures(updated)
     assert [path.name.split("-")[0] for path in project.snapshot_dir.iterdir()] == ["steady"]
+
+
+@pytest.mark.subprocess
+def test_a_run_leaves_nothing_in_the_temporary_folder(
+    project: EvalProject, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Private caches, fresh processes (killed when the run ends), another machine's folders:
+    all in the run's own temporary folder, removed when the run ends."""
+    temporary = tmp_path_factory.mktemp("tmp")
+    project.pytester._monkeypatch.setenv("TMPDIR", str(temporary))
+    write(project.root / "tasks" / "_style.jsonl", '{"p": "Q:"}\n')
+    task_module(project, "styled", "prefix = PREFIX + ' '", imports=STYLE_READER)
+    assert project.run("--evaltasks", "all", "--snapshot-update").ret == 0
+    project.write_tasks(edited=(1,))  # a change: confirmed in fresh processes
+    assert project.run("--evaltasks", "all", "-n", "2").ret == 1
+    assert sorted(path.name for path in temporary.iterdir()) == []
