@@ -22,6 +22,7 @@ import contextlib
 import importlib
 import importlib.util
 import io
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError, EvalTaskError
+from .media import URL, Fetch, UnreadableMedia, digested_parts, media_digest
 
 if TYPE_CHECKING:
     from .inspect_data import Fetched
@@ -206,6 +208,9 @@ class InspectBuilt:
     total: int
     read: list[str] = field(default_factory=list)
     """The local data files its dataset was read from."""
+    location: str | None = None
+    """Where its dataset was read from, as records name it: a file a task downloaded by its URL
+    and digest (its local path is a temporary one), else as the dataset says."""
 
 
 def build(
@@ -219,19 +224,28 @@ def build(
     """The task built with `args` (its module imported by the caller; None: inspect_evals'
     own, imported here), and its first `limit` samples (all: None) rendered; its data from the
     data root (`inspect_data.task_data`), or fetched into `fetched` to be saved there."""
-    from .inspect_data import private_evals_cache, task_data
+    from .inspect_data import local_copy, private_evals_cache, task_data
 
     read: list[str] = []
     with _quiet(), _seeded(), private_evals_cache(), _mock_model():
         function = task_function(ref, module)
-        with task_data(data_dir, read, fetched):
-            return _built(ref, function, args, limit, read)
+        with task_data(data_dir, read, fetched) as origin:
+            built = _built(ref, function, args, limit, read, local_copy(data_dir))
+            location = built.task.dataset.location
+            built.location = (origin(location) if isinstance(location, str) else None) or location
+            return built
 
 
 def _built(
-    ref: InspectRef, function: Any, args: dict[str, Any], limit: int | None, read: list[str]
+    ref: InspectRef,
+    function: Any,
+    args: dict[str, Any],
+    limit: int | None,
+    read: list[str],
+    fetch: Fetch,
 ) -> InspectBuilt:
-    """The task `function` returns for `args`, and its first `limit` samples rendered."""
+    """The task `function` returns for `args`, and its first `limit` samples rendered (media
+    by the digest of their bytes, a URL's read with `fetch`)."""
     from inspect_ai import Task
 
     try:
@@ -255,7 +269,14 @@ def _built(
         )
     samples = list(task.dataset)
     chosen = samples if limit is None else samples[:limit]
-    rendered = [_render(ref.name, task, sample, position) for position, sample in enumerate(chosen)]
+    # a user's task file runs in its own folder, as Inspect runs it: a relative media path is
+    # read from there
+    where = contextlib.nullcontext() if ref.owned else contextlib.chdir(ref.path.parent)
+    with where:
+        rendered = [
+            _render(ref.name, task, sample, position, fetch)
+            for position, sample in enumerate(chosen)
+        ]
     return InspectBuilt(task, rendered, len(samples), read)
 
 
@@ -269,8 +290,10 @@ def task_function(ref: InspectRef, module: Any) -> Any:
     return function
 
 
-def _render(name: str, task: Any, sample: Any, position: int) -> RenderedSample:
-    """One sample through the task's solver chain, with a `generate` that records."""
+def _render(name: str, task: Any, sample: Any, position: int, fetch: Fetch) -> RenderedSample:
+    """One sample through the task's solver chain, with a `generate` that records: what a model
+    is sent, its images, audio and video by the digest of their bytes (`media`), as the
+    sample's files."""
     from inspect_ai.model import ChatMessageUser, ModelName, ModelOutput
     from inspect_ai.scorer import Target
     from inspect_ai.solver import TaskState
@@ -308,7 +331,32 @@ def _render(name: str, task: Any, sample: Any, position: int) -> RenderedSample:
             ) from exc
     if not sent:  # a chain that never generates: what it would send
         sent.append([_message(message) for message in state.messages])
-    return RenderedSample(str(sample_id), _sample_fields(sample), sent)
+    try:
+        fields = _digested_files(digested_parts(_sample_fields(sample), fetch), fetch)
+        sent = digested_parts(sent, fetch)
+    except UnreadableMedia as exc:
+        raise InspectError(f"task {name!r}: sample {sample_id!r}: a media part {exc}") from exc
+    return RenderedSample(str(sample_id), fields, sent)
+
+
+def _digested_files(fields: dict[str, Any], fetch: Fetch) -> dict[str, Any]:
+    """A sample's `files` (copied into its sandbox) by the digest of their bytes where they
+    name them (a path to a file, a URL, a data URI); inline text as written."""
+    files = fields.get("files")
+    if not isinstance(files, dict):
+        return fields
+    digested = {
+        name: media_digest(value, fetch)
+        if isinstance(value, str) and (_names_bytes(value) or os.path.isfile(value))
+        else value
+        for name, value in files.items()
+    }
+    return {**fields, "files": digested}
+
+
+def _names_bytes(value: str) -> bool:
+    """A data URI or a URL: a sample file named, not given inline."""
+    return value.startswith("data:") or URL.match(value) is not None
 
 
 def _message(message: Any) -> dict[str, Any]:

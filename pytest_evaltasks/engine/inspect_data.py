@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import io
 import os
 import re
@@ -78,6 +79,17 @@ def url_copy(data_dir: Path | None, url: str) -> Path | None:
     if not path or any(piece in ("", ".", "..") for piece in pieces):
         return None
     return data_dir.joinpath(*pieces)
+
+
+def local_copy(data_dir: Path | None) -> Callable[[str], bytes | None]:
+    """A URL's local copy's bytes in the data root, or None (`media.Fetch`): how an image a
+    sample names by URL is read, as the rest of the task's files by URL are."""
+
+    def read(url: str) -> bytes | None:
+        copy = url_copy(data_dir, url) if is_remote(url) else None
+        return copy.read_bytes() if copy is not None and copy.is_file() else None
+
+    return read
 
 
 @dataclass
@@ -167,6 +179,11 @@ class _SavingDatasets(LocalDatasets):
         return loaded
 
 
+_SERVED: dict[str, str] = {}
+"""The digest of each file served by URL in this process -> its URL: a later build finds the
+file its task downloaded in the process's download folder without fetching it again."""
+
+
 class _RemoteFiles:
     """Files named by URL while a task is built: the local copy in the data root when there is
     one, else fetched (and kept, when saving); a fetch that fails is an error saying where the
@@ -182,14 +199,27 @@ class _RemoteFiles:
         copy = url_copy(self._data_dir, url)
         if self._fetched is None and copy is not None and copy.is_file():
             self._read.append(str(copy))
-            return copy.read_bytes()
-        try:
-            data = fetch()
-        except Exception as exc:
-            raise self.unfetched(url, exc) from exc
-        if self._fetched is not None:
-            self._fetched.add_file(url, data)
+            data = copy.read_bytes()
+        else:
+            try:
+                data = fetch()
+            except Exception as exc:
+                raise self.unfetched(url, exc) from exc
+            if self._fetched is not None:
+                self._fetched.add_file(url, data)
+        _SERVED.setdefault(hashlib.sha256(data).hexdigest(), url)
         return data
+
+    def origin(self, path: str) -> str | None:
+        """What a local file a task wrote from a URL's content (a download into a cache) is, as
+        records name it: `<URL> (sha256:<digest>)`, the same in every build and clone; None for a
+        file no URL gave (or none at all)."""
+        try:
+            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        except (OSError, ValueError):
+            return None
+        url = _SERVED.get(digest)
+        return None if url is None else f"{url} (sha256:{digest[:16]})"
 
     def folder(self, url: str) -> Path | None:
         """The local copy of a folder of files (a URL ending in `/`), when there is one to
@@ -391,13 +421,16 @@ class _Body:
 
 
 @contextlib.contextmanager
-def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -> Iterator[None]:
+def task_data(
+    data_dir: Path | None, read: list[str], fetched: Fetched | None
+) -> Iterator[Callable[[str], str | None]]:
     """Rows and files from the data root while a task is built (or, with `fetched`, fetched
     and kept): `datasets` as the task's loaders see it (they call the module's
     `load_dataset`), each way a task fetches a file by URL or from the Hub through
     `_RemoteFiles`, and Inspect's and inspect_evals' download caches, and the cache of builders
     a task makes itself, an empty temporary folder. Everything replaced is restored as the
-    build ends."""
+    build ends. Yields what names a file downloaded from a URL by its URL and digest
+    (`_RemoteFiles.origin`), while the build's folders still hold it."""
     import datasets
     import datasets.download.download_manager as dataset_downloads
     import huggingface_hub
@@ -433,7 +466,7 @@ def task_data(data_dir: Path | None, read: list[str], fetched: Fetched | None) -
         if loaders is not None:  # its cached URL loaders (`load_json_dataset`, ...) fetch
             # through Inspect's `file()` on each build; imported (or not) by the task's module
             swap(loaders, "INSPECT_EVALS_CACHE_PATH", Path(folder))
-        yield
+        yield remote.origin
 
 
 def _swap(stack: contextlib.ExitStack, owner: Any, name: str, value: Any) -> None:

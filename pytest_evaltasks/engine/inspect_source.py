@@ -244,7 +244,7 @@ def _rendered(
         header["task_args"] = dict(request.metric_params)
     header["config_source"] = _source_text(ref)
     dataset = task.dataset
-    where = [stable_paths(part, root) for part in (dataset.name, dataset.location) if part]
+    where = [stable_paths(part, root) for part in (dataset.name, built.location) if part]
     header["dataset"] = " @ ".join(dict.fromkeys(where)) or "-"
     for key in ("solver", "scorer", "metrics", "epochs"):
         value = getattr(task, key, None)

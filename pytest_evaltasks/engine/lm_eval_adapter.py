@@ -844,13 +844,13 @@ def plain_arguments(arguments: tuple[Any, ...]) -> list[Any]:
 
 
 def _media(value: Any) -> Any:
-    from ..snapshot.canonical import image_digest
+    from .media import UnreadableMedia, media_digest
 
     if isinstance(value, list):
         return [_media(item) for item in value]
     try:
-        return image_digest(value)
-    except Exception:
+        return media_digest(value)
+    except UnreadableMedia:
         return f"<{type(value).__name__}>"
 
 

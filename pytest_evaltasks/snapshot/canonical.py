@@ -14,11 +14,12 @@ import dataclasses
 import datetime
 import hashlib
 import json
-import re
 from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import Any
+
+from ..engine.media import UnreadableMedia, media_digest
 
 TYPED_KEYS = "\x00keys"
 """Marks a mapping encoded as `[key, value]` pairs, because a key is not a string (JSON would
@@ -164,43 +165,21 @@ def _locate(value: Any, path: str, depth: int) -> None:
         raise UnencodableValue(path, value, _too_deep()) from None
 
 
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-
-
 def image_digest(image: Any, by_path_bytes: bool = True) -> str:
-    """A digest of an image's bytes: PIL images, numpy arrays, raw bytes, `datasets` dicts, and
-    paths to image files (their bytes: the same image at another path is the same image).
+    """A digest of an image's bytes (`engine.media`): PIL images, numpy arrays, raw bytes,
+    `datasets` dicts, data URIs and paths to image files (their bytes: the same image at another
+    path is the same image).
 
     A URL is hashed as written: it is what the model is pointed at. Format 2 hashed every
     string as written (`by_path_bytes=False`), kept to verify format-2 files.
     """
-    if isinstance(image, (bytes, bytearray, memoryview)):
-        data = bytes(image)
-    elif isinstance(image, dict) and isinstance(image.get("bytes"), (bytes, bytearray)):
-        data = bytes(image["bytes"])
-    elif isinstance(image, dict) and isinstance(image.get("path"), str) and by_path_bytes:
-        data = _path_bytes(image["path"])
-    elif isinstance(image, (str, Path)):
-        text = str(image)
-        data = _path_bytes(text) if by_path_bytes and not _URL.match(text) else text.encode()
-    elif hasattr(image, "tobytes") and hasattr(image, "mode") and hasattr(image, "size"):
-        data = f"{image.mode}:{image.size}:".encode() + image.tobytes()  # a PIL image
-    elif hasattr(image, "tobytes") and hasattr(image, "dtype") and hasattr(image, "shape"):
-        data = f"{image.dtype}:{image.shape}:".encode() + image.tobytes()  # a numpy array
-    else:
+    if isinstance(image, (str, Path)) and not by_path_bytes:
+        return "sha256:" + hashlib.sha256(str(image).encode()).hexdigest()
+    if isinstance(image, dict) and isinstance(image.get("path"), str) and not by_path_bytes:
         raise UnencodableValue("images item", image)
-    return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-def _path_bytes(path: str) -> bytes:
-    """The bytes of an image file; a path that names no file is an error, not a hash of the
-    path (two clones would record two different hashes, and the model could not be sent it)."""
     try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise UnencodableValue(
-            "images item",
-            path,
-            f"is the path {path!r}, which cannot be read ({exc.strerror or exc}); give the "
-            f"image's bytes, or a path to an existing file",
-        ) from None
+        return media_digest(image)
+    except UnreadableMedia as exc:
+        raise UnencodableValue("images item", image, str(exc)) from None
+
+

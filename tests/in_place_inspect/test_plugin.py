@@ -369,7 +369,8 @@ def test_a_downloaded_file_comes_from_the_data_root_not_a_cache(
     for snapshot in snapshots:
         text = snapshot.read_text(encoding="utf-8")
         assert "\n[inputs]\ntasks/data/files.example/quiz/rows.jsonl\n" in text
-        assert "dataset: rows @ $INSPECT_EVALS_CACHE_DIR/quiz/rows.jsonl\n" in text
+        digest = hashlib.sha256(rows).hexdigest()[:16]
+        assert f"dataset: rows @ https://files.example/quiz/rows.jsonl (sha256:{digest})\n" in text
     user_cache = Path(os.environ["XDG_CACHE_HOME"])
     assert not list(user_cache.rglob("rows.jsonl"))
 
@@ -577,3 +578,120 @@ def test_a_task_with_no_target_passes_against_its_own_record(pytester: pytest.Py
     (snapshot,) = (tasks / "__snapshots__").glob("untargeted*.txt")
     assert "\ntarget:\n" in snapshot.read_text(encoding="utf-8")
     run(pytester, "--evaltasks", "untargeted").assert_outcomes(passed=1)
+
+
+IMAGES = """\
+import base64
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageUser, ContentImage, ContentText
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate
+
+INLINE = "data:image/png;base64," + base64.b64encode(b"PNG inline").decode()
+
+
+@task
+def pictured() -> Task:
+    images = ["img/0.png", INLINE, "https://pictures.example/cat.png"]
+    return Task(
+        dataset=MemoryDataset([
+            Sample(id=n, target="a", input=[ChatMessageUser(content=[
+                ContentText(text=f"What is in picture {n}?"), ContentImage(image=image)])])
+            for n, image in enumerate(images)
+        ]),
+        solver=[generate()],
+        scorer=match(),
+    )
+"""
+
+
+def test_an_image_is_recorded_by_its_bytes_wherever_it_comes_from(
+    pytester: pytest.Pytester,
+) -> None:
+    """What a model is sent is the image's bytes: a path (relative to the task's folder, as
+    Inspect runs a task file), a data URI and a URL (its copy in the data root) are recorded by
+    their digest, the project's file among the inputs; replacing only its bytes fails the full
+    run and the changed-only run alike."""
+    import hashlib
+
+    tasks = pytester.path / "tasks"
+    (pytester.path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tasks / "img").mkdir(parents=True)
+    (tasks / "img" / "0.png").write_bytes(b"PNG zero")
+    (tasks / "data" / "pictures.example").mkdir(parents=True)
+    (tasks / "data" / "pictures.example" / "cat.png").write_bytes(b"PNG cat")
+    (tasks / "pictured.py").write_text(IMAGES, encoding="utf-8")
+    (pytester.path / ".gitignore").write_text("stdout\nstderr\nrunpytest-*\n", "utf-8")
+    git = ("git", "-c", "user.name=t", "-c", "user.email=t@t")
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=pytester.path, check=True)
+    export = pytester.path / "prompts.jsonl"
+    recorded = run(pytester, "--evaltasks", "pictured", "--snapshot-update",
+                   f"--evaltasks-export={export}")  # fmt: skip
+    recorded.assert_outcomes(passed=1)
+    sent = [json.loads(line)["messages"][0]["content"][1] for line in export.open()]
+    assert [part["image"] for part in sent] == [
+        "sha256:" + hashlib.sha256(data).hexdigest()
+        for data in (b"PNG zero", b"PNG inline", b"PNG cat")
+    ]
+    (snapshot,) = (tasks / "__snapshots__").glob("pictured-0--*.txt")
+    text = snapshot.read_text(encoding="utf-8")
+    assert "\ntasks/img/0.png\n" in text and "\ntasks/data/pictures.example/cat.png\n" in text
+    subprocess.run([*git, "add", "-A"], cwd=pytester.path, check=True)
+    subprocess.run([*git, "commit", "-qm", "recorded"], cwd=pytester.path, check=True)
+    for image in (tasks / "img" / "0.png", tasks / "data" / "pictures.example" / "cat.png"):
+        original = image.read_bytes()
+        image.write_bytes(b"another picture")
+        changed = run(pytester, "--evaltasks-changed=main", "--evaltasks-base=main")
+        changed.assert_outcomes(failed=1)
+        run(pytester, "--evaltasks", "all", "--evaltasks-base=main").assert_outcomes(failed=1)
+        image.write_bytes(original)
+
+
+AGIE_SHAPE = """\
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate, prompt_template
+from inspect_evals.utils import load_json_dataset
+
+
+@task
+def cached(cot: bool = False) -> Task:
+    dataset = load_json_dataset(
+        file_path="https://files.example/agie/lsat.jsonl",
+        eval_name="agie_shape",
+        cache_tag="lsat",
+        sample_fields=lambda row: Sample(input=row["q"], target=row["a"]),
+    )
+    steps = "Think step by step. " if cot else ""
+    return Task(dataset=dataset, solver=[prompt_template(steps + "{prompt}"), generate()],
+                scorer=match())
+"""
+
+
+def test_a_file_a_loader_caches_from_a_url_is_recorded_by_its_url(
+    pytester: pytest.Pytester,
+) -> None:
+    """inspect_evals' cached loaders write a URL's file into a folder of the build's own (agieval,
+    sycophancy): the dataset is recorded by its URL and a digest of its content, never by that
+    temporary path, so two builds and two runs record the same."""
+    import hashlib
+
+    rows = b'{"q": "Which is first?", "a": "A"}\n{"q": "Which is last?", "a": "B"}\n'
+    tasks = pytester.path / "tasks"
+    copy = tasks / "data" / "files.example" / "agie" / "lsat.jsonl"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(rows)
+    (pytester.path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tasks / "cached.py").write_text(AGIE_SHAPE, encoding="utf-8")
+    spec = "cached@cot=True,cached"
+    run(pytester, "--evaltasks", spec, "--snapshot-update").assert_outcomes(passed=2)
+    digest = hashlib.sha256(rows).hexdigest()[:16]
+    for snapshot in (tasks / "__snapshots__").glob("cached*.txt"):
+        text = snapshot.read_text(encoding="utf-8")
+        assert f"https://files.example/agie/lsat.jsonl (sha256:{digest})" in text
+        assert "$TMPDIR" not in text and "evaltasks-run" not in text
+    run(pytester, "--evaltasks", spec).assert_outcomes(passed=2)
