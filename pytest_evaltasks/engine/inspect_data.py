@@ -32,6 +32,7 @@ import hashlib
 import io
 import os
 import re
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -438,6 +439,7 @@ def task_data(
     import inspect_ai._util.file as inspect_files
     import inspect_ai.dataset._sources.hf as hf_source
 
+    _emptied(_private_folder)  # the build's own: what a task downloads, it downloads again
     unpatched = _Unpatched(
         datasets, _cached_in(datasets.load_dataset, datasets.config.HF_DATASETS_CACHE)
     )
@@ -554,6 +556,21 @@ def _installed_folders() -> tuple[str, ...]:
     if folder is None:
         return ()
     return tuple(dict.fromkeys((str(folder), os.path.realpath(folder))))
+
+
+def _emptied(folder: str | None) -> None:
+    """The process's inspect_evals download folder emptied as a build starts: a task that
+    skips its download when its files are there (medqa's `load_hf_dataset_with_script`) reads
+    the data root on every build, so every build records the same inputs. Its path stays what
+    every record names (`PRIVATE_CACHE_NAME`)."""
+    if folder is None or not os.path.isdir(folder):
+        return
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
 
 
 def _build_folders() -> str:

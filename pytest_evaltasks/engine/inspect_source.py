@@ -146,24 +146,27 @@ class InspectTasks:
         ref = self._ref(entry)
         fetched = Fetched(data_dir, entry.name)
         with _importable(None if ref.owned else ref.path.parent):
-            module = None if ref.owned else self._module(ref)
-            build(ref, module, request.params_dict, data_dir, 0, fetched)
+            build(ref, self._module(ref), request.params_dict, data_dir, 0, fetched)
         return fetched
 
     def suggestions(self) -> list[str]:
         return list(self.refs)
 
     def _module(self, ref: InspectRef) -> Any:
-        """A user's task file, imported once (observed as a task module is)."""
+        """A user's task file, imported afresh for each build, its folder's modules too (as a
+        new Inspect process imports them: a module-level generator starts at its seed), and
+        observed as a task module is; inspect_evals' own task's folder forgotten, so the build
+        imports it afresh (None)."""
         from .inspect_adapter import InspectError
         from .inspect_data import private_evals_cache
-        from .task_modules import load_module, module_name_for
+        from .task_modules import forget_modules, load_module, module_name_for
 
-        loaded = self.modules.get(ref.path)
-        if loaded is None:
-            with private_evals_cache():
-                loaded = load_module(ref.path, module_name_for(ref.path))
-            self.modules[ref.path] = loaded
+        forget_modules([str(ref.path.parent)])
+        if ref.owned:
+            return None
+        with private_evals_cache():
+            loaded = load_module(ref.path, module_name_for(ref.path))
+        self.modules[ref.path] = loaded
         if loaded.module is None:
             raise InspectError(f"task file {ref.path} failed to import:\n{loaded.error}")
         return loaded.module
@@ -181,7 +184,7 @@ class InspectTasks:
 
         ref = self._ref(entry)
         with _importable(None if ref.owned else ref.path.parent):
-            module = None if ref.owned else self._module(ref)
+            module = self._module(ref)
             built = build(ref, module, request.params_dict, data_dir, run.max_samples)
         rendered = _rendered(request, ref, built, self.root)
         rendered.inputs = {*built.read, *self.dependencies(entry)}

@@ -23,7 +23,6 @@ data is loaded), so a group's members, their order and their overrides are lm-ev
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import json
 import logging
@@ -426,25 +425,12 @@ def _forget_task_modules(index: dict[str, Any]) -> None:
     this build imports them afresh, as a new lm-eval process does: a hook module's own state
     (a `random.Random(42)` at module level) starts where it starts in lm-eval's run, whatever
     was built before."""
+    from .task_modules import forget_modules
+
     paths = {str(entry.yaml_path) for entry in index.values() if getattr(entry, "yaml_path", 0)}
-    folders = _task_folders(tuple(sorted(paths)))
     installed = installed_tasks_folder()
-    below = (os.path.join(os.path.realpath(installed), ""),) if installed is not None else ()
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if not isinstance(file, str):
-            continue
-        folder = os.path.dirname(os.path.realpath(file))
-        in_installed = any(folder.startswith(base) for base in below)  # lm-eval's task folders
-        if folder in folders or in_installed:
-            del sys.modules[name]
-
-
-@functools.lru_cache(maxsize=8)
-def _task_folders(yaml_paths: tuple[str, ...]) -> frozenset[str]:
-    """The folders of these YAML files (as given and resolved)."""
-    folders = {os.path.dirname(os.path.abspath(path)) for path in yaml_paths}
-    return frozenset(folders | {os.path.realpath(folder) for folder in folders})
+    inside = [str(folder) for folder in installed.iterdir() if folder.is_dir()] if installed else []
+    forget_modules({os.path.dirname(path) for path in paths}, inside)
 
 
 _TEMPLATES: dict[str, Any] = {}

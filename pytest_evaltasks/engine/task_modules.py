@@ -25,7 +25,7 @@ import sys
 import traceback
 import types
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,6 +89,11 @@ def discover(directory: Path) -> list[Path]:
     return files + [subdir / "main.py" for subdir in subdirs]
 
 
+PRIVATE_PREFIX = "_evaltasks_"
+"""The name of the private package a task folder's modules are imported into (when they cannot
+be imported by their real dotted names)."""
+
+
 def module_name_for(path: Path) -> str:
     """The name a task file is imported under: its real dotted name when it is importable
     as such, else a name in a private package derived from its directory's absolute path."""
@@ -142,7 +147,7 @@ def _private_package(directory: Path, name: str | None = None) -> str:
     resolved = directory.resolve()
     if name is None:
         digest = hashlib.sha1(str(resolved).encode()).hexdigest()[:10]
-        name = f"_evaltasks_{digest}"
+        name = f"{PRIVATE_PREFIX}{digest}"
     if name not in sys.modules:
         package = types.ModuleType(name)
         package.__path__ = [str(resolved)]
@@ -162,6 +167,21 @@ def _private_package(directory: Path, name: str | None = None) -> str:
 def _no_spec(name: str, path: object) -> None:
     """A task folder's package never looks for more folders of itself."""
     return None
+
+
+def forget_modules(folders: Iterable[str], below: Iterable[str] = ()) -> None:
+    """Forget every loaded module whose file lies in one of `folders` (or anywhere below one of
+    `below`), so the next import runs it afresh: a build then starts from the module state a
+    new process of its harness starts from (a module-level `random.Random(42)` at its seed)."""
+    exact = {os.path.realpath(folder) for folder in folders}
+    under = tuple(os.path.join(os.path.realpath(folder), "") for folder in below)
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or name.startswith(PRIVATE_PREFIX):
+            continue  # a task folder's private package, kept by the registry (run afresh anyway)
+        folder = os.path.dirname(os.path.realpath(file))
+        if folder in exact or (under and os.path.join(folder, "").startswith(under)):
+            del sys.modules[name]
 
 
 def load_module(path: Path, name: str) -> LoadedModule:
@@ -192,7 +212,7 @@ def _import(path: Path, name: str) -> types.ModuleType:
     existing = sys.modules.get(name)
     if (
         existing is not None
-        and not name.startswith("_evaltasks_")
+        and not name.startswith(PRIVATE_PREFIX)
         and getattr(existing, "__file__", None) == str(path.resolve())
     ):
         return existing  # imported by another module under its real name: one identity

@@ -494,6 +494,10 @@ def test_a_dataset_built_by_a_script_reads_the_data_root_on_every_run(
     run(pytester, "--evaltasks", "scripted", "--snapshot-update").assert_outcomes(passed=1)
     (snapshot,) = (pytester.path / "tasks" / "__snapshots__").glob("scripted*.txt")
     assert "What is up?" in snapshot.read_text(encoding="utf-8")
+    # every build reads the data root (the download folder is the build's own): the record
+    # made by the update's second build holds the file, and a compare right after passes
+    assert "\ntasks/data/datasets/me/scripted/rows.jsonl\n" in snapshot.read_text("utf-8")
+    run(pytester, "--evaltasks", "scripted").assert_outcomes(passed=1)
 
     rows.write_text('{"q": "What is left?", "a": "sky"}\n{"q": "Down?", "a": "floor"}\n', "utf-8")
     changed = run(pytester, "--evaltasks", "scripted")
@@ -695,3 +699,43 @@ def test_a_file_a_loader_caches_from_a_url_is_recorded_by_its_url(
         assert f"https://files.example/agie/lsat.jsonl (sha256:{digest})" in text
         assert "$TMPDIR" not in text and "evaltasks-run" not in text
     run(pytester, "--evaltasks", spec).assert_outcomes(passed=2)
+
+
+STATEFUL = """\
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import match
+from inspect_ai.solver import generate
+
+from _order import rng
+
+
+@task
+def stateful() -> Task:
+    words = ["alpha", "beta", "gamma", "delta"]
+    samples = []
+    for n in range(3):
+        rng.shuffle(words)
+        samples.append(Sample(id=n, input="Order: " + " ".join(words), target=words[0]))
+    return Task(dataset=MemoryDataset(samples), solver=[generate()], scorer=match())
+"""
+
+
+def test_a_helper_with_a_generator_of_its_own_starts_at_its_seed_on_every_build(
+    pytester: pytest.Pytester,
+) -> None:
+    """A task file's helper keeps `random.Random(42)` at module level: each build imports the
+    file and its helpers afresh, as a new Inspect process does, so the two builds of a new
+    record agree and a second record is the same bytes."""
+    tasks = pytester.path / "tasks"
+    tasks.mkdir()
+    (pytester.path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tasks / "_order.py").write_text("import random\n\nrng = random.Random(42)\n", "utf-8")
+    (tasks / "stateful.py").write_text(STATEFUL, encoding="utf-8")
+    run(pytester, "--evaltasks", "stateful", "--snapshot-update").assert_outcomes(passed=1)
+    (snapshot,) = (tasks / "__snapshots__").glob("stateful-0--*.txt")
+    first = snapshot.read_bytes()
+    snapshot.unlink()
+    run(pytester, "--evaltasks", "stateful", "--snapshot-update").assert_outcomes(passed=1)
+    assert snapshot.read_bytes() == first
+    run(pytester, "--evaltasks", "stateful").assert_outcomes(passed=1)
