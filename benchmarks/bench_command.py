@@ -65,11 +65,11 @@ def phases(data_dir: Path, snapshot_dir: Path, repeats: int = 5) -> dict[str, fl
 
     from pytest_evaltasks.engine.registry import Registry
     from pytest_evaltasks.engine.rendered import DocsRendered
+    from pytest_evaltasks.engine.run_settings import RunSettings
     from pytest_evaltasks.lint.rules import lint
     from pytest_evaltasks.snapshot.built import build_snapshot
     from pytest_evaltasks.snapshot.gate import judge
     from pytest_evaltasks.snapshot.parse import recorded_shown_text
-    from pytest_evaltasks.snapshot.settings import RunSettings
     from pytest_evaltasks.snapshot.storage import read_recorded, snapshot_filename
 
     warnings.simplefilter("ignore")

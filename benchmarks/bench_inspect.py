@@ -93,7 +93,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=int, default=60)
     parser.add_argument("--names", action="store_true", help="name each task not built")
     args = parser.parse_args()
-    from pytest_evaltasks.engine.inspect_adapter import build, installed_package, installed_tasks
+    from pytest_evaltasks.sources.inspect.adapter import build, installed_package, installed_tasks
 
     started = time.perf_counter()
     package = installed_package()

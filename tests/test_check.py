@@ -13,6 +13,7 @@ import pytest
 
 from pytest_evaltasks import Registry
 from pytest_evaltasks.engine.rendered import DocsRendered
+from pytest_evaltasks.engine.run_settings import RunSettings
 from pytest_evaltasks.snapshot.built import BuiltSnapshot, build_snapshot
 from pytest_evaltasks.snapshot.check import (
     Built,
@@ -24,7 +25,6 @@ from pytest_evaltasks.snapshot.check import (
 )
 from pytest_evaltasks.snapshot.gate import Outcome
 from pytest_evaltasks.snapshot.layout import layout
-from pytest_evaltasks.snapshot.settings import RunSettings
 
 LABEL = "capitals|1"
 CAPITALS = [

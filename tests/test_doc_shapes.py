@@ -12,11 +12,11 @@ import pytest
 
 from pytest_evaltasks import Doc, Registry, render_messages, render_plain
 from pytest_evaltasks.engine.rendered import DocsRendered
+from pytest_evaltasks.engine.run_settings import RunSettings
 from pytest_evaltasks.errors import EvalTaskError
 from pytest_evaltasks.lint.rules import lint
 from pytest_evaltasks.snapshot.built import build_snapshot
 from pytest_evaltasks.snapshot.parse import parse_snapshot
-from pytest_evaltasks.snapshot.settings import RunSettings
 
 MODULE = """
 from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics

@@ -11,10 +11,10 @@ import pytest
 
 from pytest_evaltasks import Registry
 from pytest_evaltasks.engine.rendered import DocsRendered
+from pytest_evaltasks.engine.run_settings import RunSettings
 from pytest_evaltasks.plugin.builds import _from_json, reply_of
 from pytest_evaltasks.snapshot.built import build_snapshot
 from pytest_evaltasks.snapshot.check import FreshBuildError
-from pytest_evaltasks.snapshot.settings import RunSettings
 
 TASKS = Path(__file__).resolve().parents[1] / "tasks"
 

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_evaltasks.snapshot.line_text import (
+from pytest_evaltasks.engine.line_text import (
     VISIBLE_SPACE,
     escape_line,
     file_json,

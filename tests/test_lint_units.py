@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from pytest_evaltasks.engine.lint_input import LintTask
-from pytest_evaltasks.engine.lm_eval_source import _lint_doc
 from pytest_evaltasks.engine.rendered import RenderedUnit, UnitsRendered
 from pytest_evaltasks.lint.rules import lint
+from pytest_evaltasks.sources.lm_eval.source import _lint_doc
 
 
 def choice(context: str = "Q: x\nAnswer:", *continuations: str) -> list[dict[str, Any]]:

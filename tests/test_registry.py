@@ -479,8 +479,8 @@ def test_a_folder_of_task_modules_never_loads_the_lm_eval_source(tmp_path: Path)
     importing it) stays out, even when YAML files sit beside the modules."""
     import subprocess
 
-    from pytest_evaltasks.engine.lighteval_source import LIGHTEVAL
     from pytest_evaltasks.engine.sources import source_kind_of
+    from pytest_evaltasks.sources.lighteval.source import LIGHTEVAL
 
     (tmp_path / "tasks.py").write_text(task_module("t"), encoding="utf-8")
     (tmp_path / "extra.yaml").write_text("task: t_yaml\ndataset_path: x\n", encoding="utf-8")

@@ -14,14 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_evaltasks import Doc, Registry
+from pytest_evaltasks.engine.line_text import quote_text as quoted
 from pytest_evaltasks.engine.rendered import DocsRendered
+from pytest_evaltasks.engine.run_settings import RunSettings
 from pytest_evaltasks.engine.task import FewShotFromEvalWarning
 from pytest_evaltasks.snapshot.built import build_snapshot
 from pytest_evaltasks.snapshot.canonical import UnencodableValue, canonical
 from pytest_evaltasks.snapshot.facts import FORMAT_VERSION
 from pytest_evaltasks.snapshot.fingerprint import DocHasher
 from pytest_evaltasks.snapshot.gate import Outcome, judge
-from pytest_evaltasks.snapshot.line_text import quote_text as quoted
 from pytest_evaltasks.snapshot.parse import (
     SnapshotFileError,
     _in_row_number_order,
@@ -29,7 +30,6 @@ from pytest_evaltasks.snapshot.parse import (
     parse_snapshot,
     shown_blocks,
 )
-from pytest_evaltasks.snapshot.settings import RunSettings
 from pytest_evaltasks.snapshot.storage import snapshot_filename
 
 TASK = """

@@ -15,10 +15,10 @@ import pytest
 
 from pytest_evaltasks import Registry
 from pytest_evaltasks.engine.rendered import DocsRendered
+from pytest_evaltasks.engine.run_settings import RunSettings
 from pytest_evaltasks.snapshot.built import build_snapshot
 from pytest_evaltasks.snapshot.facts import SnapshotFacts
 from pytest_evaltasks.snapshot.gate import Outcome, judge
-from pytest_evaltasks.snapshot.settings import RunSettings
 
 HELPERS = '''\
 """Never imported as a task module (the leading `_`); the task module imports it."""

@@ -33,10 +33,10 @@ from .task_string import ACCEPTED_FORMS, ALL_TASKS, TaskRequest, parse_task_stri
 if TYPE_CHECKING:  # imported when a task is made: listing tasks never needs rows or sampling
     from types import ModuleType
 
-    from ..snapshot.settings import RunSettings
     from .chat_template import ChatTemplate
     from .data_slices import SlicePlan
     from .rendered import RenderedTask
+    from .run_settings import RunSettings
     from .task import Task
 
 DEFAULT = object()
@@ -402,8 +402,8 @@ class Registry:
         cache, and no build reuses another's results. A hook whose own state moves between two
         transformations of one dataset is rendered again over those caches, warm: as its
         harness renders it on every run but the first."""
-        from ..snapshot.settings import RunSettings
         from .private_caches import private_caches
+        from .run_settings import RunSettings
 
         source = self.source_of(request.name)
         entry, settings = self.entries[request.name], run or RunSettings()

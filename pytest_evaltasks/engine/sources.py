@@ -30,11 +30,11 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ..snapshot.settings import RunSettings
     from .chat_template import ChatTemplate
     from .config import TaskConfig
     from .data_slices import SlicePlan
     from .rendered import RenderedTask
+    from .run_settings import RunSettings
     from .task_modules import LoadedModule
     from .task_string import TaskRequest
 
@@ -241,9 +241,9 @@ class SourceKind:
 
 
 SOURCE_KINDS = {
-    "lighteval": "pytest_evaltasks.engine.lighteval_source",
-    "inspect": "pytest_evaltasks.engine.inspect_source",
-    "lm-eval": "pytest_evaltasks.engine.lm_eval_source",
+    "lighteval": "pytest_evaltasks.sources.lighteval.source",
+    "inspect": "pytest_evaltasks.sources.inspect.source",
+    "lm-eval": "pytest_evaltasks.sources.lm_eval.source",
 }
 """Every kind of task source, by name, with the module that defines its `SOURCE_KIND`, in the
 order they are asked to claim a folder. A kind's module is imported only when a folder is

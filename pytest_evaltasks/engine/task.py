@@ -395,7 +395,7 @@ class Task:
         """A `Doc` subclass as it is; lighteval's `Doc` converted; anything else refused."""
         if isinstance(value, Doc):
             return value
-        from .lighteval_adapter import convert_doc
+        from ..sources.lighteval.adapter import convert_doc
 
         doc = convert_doc(value)
         if doc is None:

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine.rendered import Upstream
+from ..engine.run_settings import RunSettings
 from ..snapshot.built import BuiltSnapshot, Reads, build_snapshot
 from ..snapshot.check import FreshBuildError
 from ..snapshot.facts import SnapshotFacts
-from ..snapshot.settings import RunSettings
 from .profiles import split_item_name
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..engine.inputs import UNSEEN_REASONS, is_folder
-from ..snapshot.line_text import unescape_line
+from ..engine.line_text import unescape_line
 from ..snapshot.parse import SnapshotFileError, normalise, parse_head
 from ..snapshot.storage import SNAPSHOT_SUFFIX
 from .claims import Claim, Claims

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ..snapshot.settings import RunSettings
+from ..engine.run_settings import RunSettings
 from .command_line import LINT_MODES, LOOKAHEAD_MODES
 from .ignore_list import INI_KEY as IGNORE_KEY
 from .ignore_list import NOTHING, IgnoreList

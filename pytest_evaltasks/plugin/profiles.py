@@ -29,8 +29,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..engine.run_settings import RunSettings
 from ..errors import EvalTaskError
-from ..snapshot.settings import RunSettings
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate

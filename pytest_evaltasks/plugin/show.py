@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.registry import Registry
+    from ..engine.run_settings import RunSettings
     from ..engine.task_string import TaskRequest
-    from ..snapshot.settings import RunSettings
 
 DEFAULT_SHOWN = 3
 

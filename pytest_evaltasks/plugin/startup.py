@@ -67,10 +67,10 @@ def _indexed_modules(
     options: Options, cache: Any, wanted: list[str], prefix: bool
 ) -> list[Path] | None:
     """The module files a run over `wanted` names must import; None: all of them."""
-    from ..engine.lighteval_source import LIGHTEVAL
     from ..engine.module_index import ModuleIndex, environment_key, select_modules
     from ..engine.sources import source_kind_of
     from ..engine.task_modules import discover
+    from ..sources.lighteval.source import LIGHTEVAL
 
     candidates = [
         path

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from ..engine.line_text import escape_line
 from ..engine.rendered import DocsRendered, RenderedTask, UnitsRendered, Upstream
 from .facts import (
     FORMAT_VERSION,
@@ -28,11 +29,10 @@ from .facts import (
     recorded_facts,
     task_fields,
 )
-from .line_text import escape_line
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
-    from .settings import RunSettings
+    from ..engine.run_settings import RunSettings
 
 
 class Form(Protocol):

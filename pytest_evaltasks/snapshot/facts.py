@@ -25,6 +25,7 @@ from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..engine.line_text import escape_line, file_json
 from ..engine.metrics import MetricRef, metric_category, metric_name
 from ..errors import UnrecordableValueError
 from .canonical import UnencodableValue
@@ -35,7 +36,6 @@ from .identity import (
     identity_text,
     relative_path_text,
 )
-from .line_text import escape_line, file_json
 
 T = TypeVar("T")
 

@@ -22,8 +22,8 @@ from .canonical import plain_value
 from .fingerprint import DocHasher
 
 if TYPE_CHECKING:
+    from ..engine.run_settings import RunSettings
     from ..engine.task import Task, TaskResult
-    from .settings import RunSettings
 
 FORMAT = 2
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")

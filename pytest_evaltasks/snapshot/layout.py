@@ -11,14 +11,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..engine.doc import golds_or_none
+from ..engine.line_text import escape_line, file_json, quote_text
 from ..engine.prompts import render_messages, render_plain
-from .line_text import escape_line, file_json, quote_text
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
     from ..engine.doc import Doc
+    from ..engine.run_settings import RunSettings
     from .facts import SnapshotFacts
-    from .settings import RunSettings
 
 FIRST_LINE = "# pytest-evaltasks snapshot, format"
 SECOND_LINE = (

@@ -22,11 +22,11 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
+from ..engine.line_text import escape_line, file_json, quote_text
 from .canonical import canonical, typed_keys
 from .facts import value_summary
 from .fingerprint import DIGEST_SIZE
 from .identity import relative_path_text
-from .line_text import escape_line, file_json, quote_text
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -124,7 +124,7 @@ def test_a_parametrised_lighteval_metric_records_its_parameters() -> None:
     from lighteval.metrics.metrics import Metrics as LightevalMetrics
 
     from pytest_evaltasks import Metrics
-    from pytest_evaltasks.engine.lighteval_adapter import convert_metric
+    from pytest_evaltasks.sources.lighteval.adapter import convert_metric
 
     converted = convert_metric(LightevalMetrics.pass_at_k(sample_params={"k": 1, "n": 4}))
     assert metric_identity(converted) == metric_identity(Metrics.pass_at_k({"k": 1, "n": 4}))

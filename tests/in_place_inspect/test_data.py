@@ -24,7 +24,8 @@ from inspect_ai.dataset import json_dataset
 from inspect_ai.util import download
 from inspect_evals.utils import huggingface as evals_hub
 
-from pytest_evaltasks.engine.inspect_data import (
+from pytest_evaltasks.errors import DatasetError
+from pytest_evaltasks.sources.inspect.data import (
     PRIVATE_CACHE_NAME,
     Fetched,
     is_remote,
@@ -32,7 +33,6 @@ from pytest_evaltasks.engine.inspect_data import (
     task_data,
     url_copy,
 )
-from pytest_evaltasks.errors import DatasetError
 
 URL = "https://files.example/quiz/rows.jsonl"
 ROWS = b'{"input": "What is up?", "target": "sky"}\n{"input": "Down?", "target": "floor"}\n'

@@ -164,7 +164,7 @@ def test_a_task_that_shuffles_without_a_seed_records_the_same_bytes(
 UPGRADE = """\
 import inspect_ai.solver._multiple_choice as multiple_choice
 
-import pytest_evaltasks.engine.inspect_adapter as adapter
+import pytest_evaltasks.sources.inspect.adapter as adapter
 
 # an upgrade of inspect_evals whose multiple-choice template words the question otherwise
 multiple_choice.SINGLE_ANSWER_TEMPLATE = multiple_choice.SINGLE_ANSWER_TEMPLATE.replace(

@@ -16,7 +16,7 @@ pytest.importorskip("inspect_evals")
 from inspect_reference import reference
 from inspect_rows import ARGS, TASKS, write_rows
 
-from pytest_evaltasks.engine.inspect_adapter import (
+from pytest_evaltasks.sources.inspect.adapter import (
     InspectRef,
     build,
     installed_package,

@@ -17,9 +17,9 @@ lm_eval = pytest.importorskip("lm_eval")
 
 from lm_eval_reference import manager  # noqa: E402
 
-from pytest_evaltasks.engine.lm_eval_index import _word_pattern  # noqa: E402
-from pytest_evaltasks.engine.lm_eval_source import CACHE_KEY, LmEvalYaml  # noqa: E402
 from pytest_evaltasks.engine.registry import Registry  # noqa: E402
+from pytest_evaltasks.sources.lm_eval.index import _word_pattern  # noqa: E402
+from pytest_evaltasks.sources.lm_eval.source import CACHE_KEY, LmEvalYaml  # noqa: E402
 
 
 class Cache(dict[str, Any]):

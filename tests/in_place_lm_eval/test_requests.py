@@ -16,10 +16,10 @@ from lm_eval_reference import Doc, reference, reference_tasks  # noqa: E402
 from lm_eval_rows import SCHEMAS, write_rows  # noqa: E402
 
 from pytest_evaltasks.engine.chat_template import apply_chat_template, load_chat_template  # noqa: E402
-from pytest_evaltasks.engine.lm_eval_adapter import plain_arguments  # noqa: E402
 from pytest_evaltasks.engine.registry import Registry  # noqa: E402
 from pytest_evaltasks.engine.rendered import RenderedTask  # noqa: E402
-from pytest_evaltasks.snapshot.settings import RunSettings  # noqa: E402
+from pytest_evaltasks.engine.run_settings import RunSettings  # noqa: E402
+from pytest_evaltasks.sources.lm_eval.adapter import plain_arguments  # noqa: E402
 
 TASKS = [
     "arc_easy",  # multiple choice, the default (random) sampler

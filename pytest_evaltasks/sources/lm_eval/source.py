@@ -30,19 +30,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DatasetError, EvalTaskError, RegistryError
-from .lint_input import LintDoc, LintTask
-from .lm_eval_index import CACHE_KEY, RECORDS_VERSION, FileRecord, YamlIndex, environment_key
-from .rendered import RenderedUnit, UnitsRendered, Upstream
-from .rows import dataset_caches
-from .sources import Entry, SourceKind, holds_task_modules
+from ...engine.lint_input import LintDoc, LintTask
+from ...engine.rendered import RenderedUnit, UnitsRendered, Upstream
+from ...engine.rows import dataset_caches
+from ...engine.sources import Entry, SourceKind, holds_task_modules
+from ...errors import DatasetError, EvalTaskError, RegistryError
+from .index import CACHE_KEY, RECORDS_VERSION, FileRecord, YamlIndex, environment_key
 
 if TYPE_CHECKING:
-    from ..snapshot.settings import RunSettings
-    from .chat_template import ChatTemplate
-    from .data_slices import PreparedSlice, SlicePlan
-    from .sources import Registrar, SourceSetup
-    from .task_string import TaskRequest
+    from ...engine.chat_template import ChatTemplate
+    from ...engine.data_slices import PreparedSlice, SlicePlan
+    from ...engine.run_settings import RunSettings
+    from ...engine.sources import Registrar, SourceSetup
+    from ...engine.task_string import TaskRequest
 
 KIND = "lm-eval"
 UPSTREAM_SETTING = "lm_eval"
@@ -80,7 +80,7 @@ def is_lm_eval_folder(directory: Path) -> bool:
 
 
 def _installed_folder() -> Path | None:
-    from .lm_eval_adapter import installed_tasks_folder
+    from .adapter import installed_tasks_folder
 
     return installed_tasks_folder()
 
@@ -143,7 +143,7 @@ class LmEvalYaml:
     # registration ---------------------------------------------------------------------------
 
     def register(self, registrar: Registrar) -> None:
-        from .lm_eval_adapter import LmEvalError, require
+        from .adapter import LmEvalError, require
 
         try:
             require()
@@ -185,7 +185,7 @@ class LmEvalYaml:
 
     def _publish(self, registrar: Registrar) -> None:
         """Register every trusted task name (groups and tags are expanded on request)."""
-        from .task_string import unwritable
+        from ...engine.task_string import unwritable
 
         for warning in self.yaml_index.overrides:
             registrar.warn(warning)
@@ -231,7 +231,7 @@ class LmEvalYaml:
 
     def _plan(self, registrar: Registrar, group: str) -> list[str]:
         """The item names a group or tag stands for, registering the variants it makes."""
-        from .lm_eval_adapter import members
+        from .adapter import members
 
         if group in self._expanded:
             return list(self._expanded[group])
@@ -300,7 +300,7 @@ class LmEvalYaml:
         ref = self._ref(entry)
         if ref.config is not None:
             return ref.config
-        from .lm_eval_adapter import unresolved_config
+        from .adapter import unresolved_config
 
         return unresolved_config(self.index, ref.task)
 
@@ -319,8 +319,8 @@ class LmEvalYaml:
     def _dependency_files(self, entry: Entry) -> set[str]:
         if entry.name in self._dependencies:
             return self._dependencies[entry.name]
-        from .lm_eval_adapter import dataset_of, hook_files
-        from .local_datasets import local_folder
+        from ..local_datasets import local_folder
+        from .adapter import dataset_of, hook_files
 
         ref = self._ref(entry)
         found: set[str] = set()
@@ -358,8 +358,8 @@ class LmEvalYaml:
         return ([str(rule) for rule in value] if isinstance(value, list) else []), where
 
     def has_local_data(self, entry: Entry, data_dir: Path | None) -> bool:
-        from .lm_eval_adapter import dataset_of
-        from .local_datasets import local_folder
+        from ..local_datasets import local_folder
+        from .adapter import dataset_of
 
         try:
             path, name, _ = dataset_of(self.config(entry))
@@ -376,8 +376,8 @@ class LmEvalYaml:
     def slice_plan(self, entry: Entry, request: TaskRequest, data_dir: Path) -> LmEvalSlice:
         """`<data root>/<dataset_path>/<dataset_name or default>/`, for the first rows of
         every split the task reads; refused (naming the task) outside the data root."""
-        from .lm_eval_adapter import dataset_of
-        from .local_datasets import folder_for
+        from ..local_datasets import folder_for
+        from .adapter import dataset_of
 
         path, name, _ = dataset_of(self.config(entry))
         folder = folder_for(data_dir, path, name)
@@ -392,8 +392,8 @@ class LmEvalYaml:
         """The first `count` rows of every split the task reads, from `datasets` (the Hub or
         its cache), for `folder`; written by `data_slices.write_slice` once every slice of the
         run is loaded."""
-        from .data_slices import sliced
-        from .lm_eval_adapter import LmEvalError, dataset_of, load_for_slice, variant_config
+        from ...engine.data_slices import sliced
+        from .adapter import LmEvalError, dataset_of, load_for_slice, variant_config
 
         ref = self._ref(entry)
         with_hooks = ref.task if ref.via is None else variant_config(self.index, ref.via, ref.task)
@@ -432,7 +432,7 @@ class LmEvalYaml:
         template: ChatTemplate | None,
         data_dir: Path | None,
     ) -> UnitsRendered:
-        from .lm_eval_adapter import BuildOptions, LmEvalError, build, variant_config
+        from .adapter import BuildOptions, LmEvalError, build, variant_config
 
         ref = self._ref(entry)
         chat = _chat_renderer(run, template)
@@ -487,14 +487,14 @@ def _chat_renderer(run: RunSettings, template: ChatTemplate | None) -> Any:
     """How the run renders a chat history for lm-eval (its model's `apply_chat_template`):
     the chat-API message list as lm-eval's API models send it, a template as a Hugging Face
     model's tokenizer renders it, or None for plain text."""
-    from .lm_eval_adapter import messages_text
+    from .adapter import messages_text
 
     if run.chat_template == "messages":
         return lambda history, add_generation_prompt: messages_text(history)
     if template is None:
         return None
-    from ..errors import ChatTemplateError
-    from .chat_template import apply_chat_template
+    from ...engine.chat_template import apply_chat_template
+    from ...errors import ChatTemplateError
 
     def render(history: list[dict[str, Any]], add_generation_prompt: bool) -> str:
         try:
@@ -532,7 +532,7 @@ def _rendered(
     dependencies: set[str],
 ) -> UnitsRendered:
     """lm-eval's built requests as rendered units, with the `[task]` fields they record."""
-    from .lm_eval_adapter import lm_eval_version, plain_arguments
+    from .adapter import lm_eval_version, plain_arguments
 
     config = dict(built.config)
     header: dict[str, Any] = {"task": built.name}
@@ -601,7 +601,7 @@ def _rendered(
 
 
 def _json(value: Any) -> str:
-    from ..snapshot.line_text import file_json
+    from ...engine.line_text import file_json
 
     return file_json(value)
 
@@ -753,7 +753,7 @@ def _generation_kwargs(requests: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _plain_target(target: Any) -> Any:
-    from .lm_eval_adapter import _jsonable
+    from .adapter import _jsonable
 
     return _jsonable(target)
 

@@ -89,7 +89,7 @@ class LocalDatasets:
                     f"{split}.jsonl"
                 )
             return self._real.load_dataset(builder, data_files=files, split=split)
-        from .rows import declared_inputs
+        from ..engine.rows import declared_inputs
 
         self._read.extend(declared_inputs(path, kwargs.get("data_files"), kwargs.get("data_dir")))
         try:

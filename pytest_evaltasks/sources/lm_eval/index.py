@@ -72,7 +72,7 @@ def environment_key() -> str:
     """What every record also depends on: lm-eval's loader (its version) and this format."""
     import sys
 
-    from .lm_eval_adapter import lm_eval_version
+    from .adapter import lm_eval_version
 
     return f"records {RECORDS_VERSION}; lm-eval {lm_eval_version()}; python {sys.version_info[:2]}"
 
@@ -131,7 +131,7 @@ class YamlIndex:
 
     def kind(self, name: str) -> str:
         """What lm-eval's index makes of an indexed name: TASK, PY_TASK, GROUP or TAG."""
-        from .lm_eval_adapter import kind_of
+        from .adapter import kind_of
 
         return kind_of(self.index[name])
 
@@ -179,7 +179,7 @@ class YamlIndex:
 
     def _yaml_files(self, root: Path) -> list[Path]:
         if root not in self._files:
-            from .lm_eval_adapter import yaml_files
+            from .adapter import yaml_files
 
             self._files[root] = yaml_files(root)
         return self._files[root]
@@ -211,7 +211,7 @@ class YamlIndex:
         return cached
 
     def _parse(self, path: Path) -> FileRecord:
-        from .lm_eval_adapter import index_config
+        from .adapter import index_config
 
         key = str(path)
         known = self._valid(path)
@@ -237,7 +237,7 @@ class YamlIndex:
         """lm-eval's index over the records known so far (replayed again only when records or
         folders were added since: a file's record is set once per run, never replaced, so the
         counts say whether anything changed)."""
-        from .lm_eval_adapter import replay
+        from .adapter import replay
 
         state = (len(self._records), len(self._files))
         if self._replayed is not None and self._replayed[0] == state:
@@ -303,7 +303,7 @@ class YamlIndex:
 
     def _group_members(self, index: dict[str, Any], names: set[str]) -> set[str]:
         """Every name the groups and tags among `names` refer to."""
-        from .lm_eval_adapter import kind_of
+        from .adapter import kind_of
 
         found: set[str] = set()
         for name in names:

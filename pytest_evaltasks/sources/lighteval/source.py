@@ -14,18 +14,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from ..errors import RegistryError, TaskConfigError
-from .sources import Entry, SourceKind, holds_task_modules
+from ...engine.sources import Entry, SourceKind, holds_task_modules
+from ...errors import RegistryError, TaskConfigError
 
 if TYPE_CHECKING:
-    from ..snapshot.settings import RunSettings
-    from .chat_template import ChatTemplate
-    from .config import TaskConfig
-    from .data_slices import SliceSource
-    from .rendered import DocsRendered
-    from .sources import Registrar, SourceSetup
-    from .task_modules import LoadedModule
-    from .task_string import TaskRequest
+    from ...engine.chat_template import ChatTemplate
+    from ...engine.config import TaskConfig
+    from ...engine.data_slices import SliceSource
+    from ...engine.rendered import DocsRendered
+    from ...engine.run_settings import RunSettings
+    from ...engine.sources import Registrar, SourceSetup
+    from ...engine.task_modules import LoadedModule
+    from ...engine.task_string import TaskRequest
 
 LIGHTEVAL = "lighteval"
 """The kind's name, for messages and listings."""
@@ -57,7 +57,7 @@ class LightevalModules:
     # registration -------------------------------------------------------------------------
 
     def register(self, registrar: Registrar) -> None:
-        from .task_modules import discover
+        from ...engine.task_modules import discover
 
         for directory in self.folders:
             for path in discover(directory):
@@ -72,7 +72,7 @@ class LightevalModules:
 
     def _register_module(self, registrar: Registrar, path: Path, custom: bool) -> None:
         """Import one module and register its TASKS_TABLE, or record it as broken."""
-        from .task_modules import load_module, module_name_for
+        from ...engine.task_modules import load_module, module_name_for
 
         if path.resolve() in self._seen_files:
             return
@@ -97,9 +97,9 @@ class LightevalModules:
         """Register each config of a module's table; a name defined twice in one module is
         unusable, unless the module is installed (the last definition wins, as in
         lighteval)."""
-        from .config import TaskConfig
-        from .lighteval_adapter import is_task_config_like
-        from .task_modules import installed
+        from ...engine.config import TaskConfig
+        from ...engine.task_modules import installed
+        from .adapter import is_task_config_like
 
         names: dict[str, int] = {}
         for position, item in enumerate(table):
@@ -158,8 +158,8 @@ class LightevalModules:
 
     def task_config(self, entry: Entry) -> TaskConfig:
         """The task's config as ours (lighteval's converted once, then kept)."""
-        from .config import TaskConfig
-        from .lighteval_adapter import convert_config
+        from ...engine.config import TaskConfig
+        from .adapter import convert_config
 
         if entry.config is None:
             raw = entry.raw
@@ -179,8 +179,8 @@ class LightevalModules:
         return getattr(entry.raw, "version", 0)
 
     def location(self, entry: Entry) -> tuple[Path, int]:
-        from .config import TaskConfig
-        from .lighteval_adapter import line_naming
+        from ...engine.config import TaskConfig
+        from .adapter import line_naming
 
         if isinstance(entry.raw, TaskConfig):
             named = entry.raw.source_file
@@ -194,7 +194,7 @@ class LightevalModules:
         """The module's own file, and the task's data: its local data folder, its
         `hf_data_files` and a local `hf_repo`. What the module imports and reads is worked out
         per module by the changed-only selection (`plugin.changes`), from the import records."""
-        from .rows import local_dataset_dir
+        from ...engine.rows import local_dataset_dir
 
         found = {os.path.abspath(entry.origin): ""}
         raw = entry.raw
@@ -207,7 +207,7 @@ class LightevalModules:
             data.append(str(folder.resolve()))
         if isinstance(repo, str) and (os.path.isabs(repo) or os.path.isdir(repo)):
             data.append(os.path.abspath(repo))
-        from .rows import data_file_strings
+        from ...engine.rows import data_file_strings
 
         files = data_file_strings(getattr(raw, "hf_data_files", None))
         data += [os.path.abspath(path) for path in files]
@@ -216,12 +216,12 @@ class LightevalModules:
         return found
 
     def lint_ignores(self, entry: Entry) -> tuple[list[str], str]:
-        from ..lint.rules import IGNORE_VARIABLE, ignored_rules
+        from ...lint.rules import IGNORE_VARIABLE, ignored_rules
 
         return ignored_rules(self.module_of(entry), entry.name), IGNORE_VARIABLE
 
     def has_local_data(self, entry: Entry, data_dir: Path | None) -> bool:
-        from .rows import RowSource
+        from ...engine.rows import RowSource
 
         return RowSource.for_config(self.task_config(entry), data_dir).local_dir is not None
 
@@ -234,9 +234,9 @@ class LightevalModules:
         data_dir: Path | None,
     ) -> DocsRendered:
         """The task's docs, built by our `Task` (at most `run.max_samples` of them)."""
-        from .rendered import DocsRendered
-        from .rows import dataset_caches
-        from .task import Task
+        from ...engine.rendered import DocsRendered
+        from ...engine.rows import dataset_caches
+        from ...engine.task import Task
 
         task = Task(self.task_config(entry), data_dir=data_dir, request=request)
         rendered = DocsRendered.of(task, task.build(run.max_samples), IDS)
@@ -263,7 +263,7 @@ class LightevalModules:
         files it opened; with `follow_opened`, every file their code opened since, see
         `inputs.inputs_of`): the same for all of a module's tasks, so worked out once for as
         long as no code is seen opening a new file."""
-        from .inputs import attributed, inputs_of
+        from ...engine.inputs import attributed, inputs_of
 
         loaded = self.loaded_of(entry)
         if loaded is None:
@@ -284,8 +284,8 @@ class LightevalModules:
         """The files the task's module declares it reads where no file open can be seen (a
         C reader such as pyarrow's, another process): `evaltasks_inputs = ["data/*.parquet"]`,
         paths or patterns relative to the module's folder."""
-        from .inputs import DECLARED_INPUTS
-        from .rows import declared_inputs
+        from ...engine.inputs import DECLARED_INPUTS
+        from ...engine.rows import declared_inputs
 
         declared = getattr(self.module_of(entry), DECLARED_INPUTS, None)
         if declared is None:
@@ -301,8 +301,8 @@ class LightevalModules:
 
     def slice_plan(self, entry: Entry, request: TaskRequest, data_dir: Path) -> SliceSource:
         """The slice folder of the task's data source, holding nothing yet."""
-        from .data_slices import SliceSource
-        from .task import Task
+        from ...engine.data_slices import SliceSource
+        from ...engine.task import Task
 
         task = Task(self.task_config(entry), data_dir=self.data_dir, request=request)
         return SliceSource.for_task(task, data_dir)

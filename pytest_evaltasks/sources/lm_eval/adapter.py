@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DatasetError, EvalTaskError
-from .local_datasets import LocalDatasets
+from ...errors import DatasetError, EvalTaskError
+from ..local_datasets import LocalDatasets
 
 SHORTCUT = "lm_eval:tasks"
 """`--evaltasks-dir=lm_eval:tasks`: lm-eval's installed task folder."""
@@ -105,7 +105,7 @@ def index_config(path: Path) -> tuple[dict[str, Any] | None, str | None, list[st
     loader opened for it (its includes, recursively), whose bytes the merged config depends on."""
     from lm_eval.tasks._yaml_loader import load_yaml
 
-    from .inputs import files_opened
+    from ...engine.inputs import files_opened
 
     own = os.path.abspath(path)
     config: dict[str, Any] | None = None
@@ -425,7 +425,7 @@ def _forget_task_modules(index: dict[str, Any]) -> None:
     this build imports them afresh, as a new lm-eval process does: a hook module's own state
     (a `random.Random(42)` at module level) starts where it starts in lm-eval's run, whatever
     was built before."""
-    from .task_modules import forget_modules
+    from ...engine.task_modules import forget_modules
 
     paths = {str(entry.yaml_path) for entry in index.values() if getattr(entry, "yaml_path", 0)}
     installed = installed_tasks_folder()
@@ -830,7 +830,7 @@ def plain_arguments(arguments: tuple[Any, ...]) -> list[Any]:
 
 
 def _media(value: Any) -> Any:
-    from .media import UnreadableMedia, media_digest
+    from ...engine.media import UnreadableMedia, media_digest
 
     if isinstance(value, list):
         return [_media(item) for item in value]

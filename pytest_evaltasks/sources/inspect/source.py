@@ -20,18 +20,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .lint_input import LintDoc, LintTask
-from .rendered import RenderedUnit, UnitsRendered, Upstream
-from .sources import Entry, Registrar, SourceKind, SourceSetup
+from ...engine.lint_input import LintDoc, LintTask
+from ...engine.rendered import RenderedUnit, UnitsRendered, Upstream
+from ...engine.sources import Entry, Registrar, SourceKind, SourceSetup
 
 if TYPE_CHECKING:
-    from ..snapshot.settings import RunSettings
-    from .chat_template import ChatTemplate
-    from .data_slices import PreparedSlice, SlicePlan
-    from .inspect_adapter import InspectBuilt, InspectRef, RenderedSample
-    from .inspect_data import Fetched
-    from .task_modules import LoadedModule
-    from .task_string import TaskRequest
+    from ...engine.chat_template import ChatTemplate
+    from ...engine.data_slices import PreparedSlice, SlicePlan
+    from ...engine.run_settings import RunSettings
+    from ...engine.task_modules import LoadedModule
+    from ...engine.task_string import TaskRequest
+    from .adapter import InspectBuilt, InspectRef, RenderedSample
+    from .data import Fetched
 
 KIND = "inspect"
 UPSTREAM_SETTING = "inspect"
@@ -42,7 +42,7 @@ own; the gate reads `Upstream.owned`)."""
 
 def claims(directory: Path) -> bool:
     """inspect_evals' installed folder, or a folder of `@task` files."""
-    from .inspect_adapter import holds_task_files
+    from .adapter import holds_task_files
 
     return holds_task_files(directory)
 
@@ -58,7 +58,7 @@ class InspectTasks:
         self.root = setup.root
         if setup.root is not None:  # the project's folder is found now (git is asked), not as
             # a task renders: whatever a render reads is recorded as the task's input
-            from ..snapshot.identity import relative_path_text
+            from ...snapshot.identity import relative_path_text
 
             relative_path_text(str(setup.root), setup.root)
         self.refs: dict[str, InspectRef] = {}
@@ -69,7 +69,7 @@ class InspectTasks:
         return False
 
     def register(self, registrar: Registrar) -> None:
-        from .inspect_adapter import InspectRef, installed_package, installed_tasks, task_functions
+        from .adapter import InspectRef, installed_package, installed_tasks, task_functions
 
         installed = installed_package()
         for folder in self.folders:
@@ -110,13 +110,13 @@ class InspectTasks:
         version only when built."""
         ref = self._ref(entry)
         if ref.owned:
-            from .inspect_adapter import eval_version
+            from .adapter import eval_version
 
             return eval_version(ref.path.parent)
         return "(set by its @task function)"
 
     def location(self, entry: Entry) -> tuple[Path, int]:
-        from .inspect_adapter import definition
+        from .adapter import definition
 
         return definition(self._ref(entry))
 
@@ -140,8 +140,8 @@ class InspectTasks:
     def fetch(self, entry: Entry, request: TaskRequest, data_dir: Path) -> Fetched:
         """What a task fetches as it is built (its datasets' splits, its URL files), for
         `--evaltasks-save-data`; local copies are not read."""
-        from .inspect_adapter import build
-        from .inspect_data import Fetched
+        from .adapter import build
+        from .data import Fetched
 
         ref = self._ref(entry)
         fetched = Fetched(data_dir, entry.name)
@@ -157,9 +157,9 @@ class InspectTasks:
         new Inspect process imports them: a module-level generator starts at its seed), and
         observed as a task module is; inspect_evals' own task's folder forgotten, so the build
         imports it afresh (None)."""
-        from .inspect_adapter import InspectError
-        from .inspect_data import private_evals_cache
-        from .task_modules import forget_modules, load_module, module_name_for
+        from ...engine.task_modules import forget_modules, load_module, module_name_for
+        from .adapter import InspectError
+        from .data import private_evals_cache
 
         forget_modules([str(ref.path.parent)])
         if ref.owned:
@@ -179,8 +179,8 @@ class InspectTasks:
         template: ChatTemplate | None,
         data_dir: Path | None,
     ) -> UnitsRendered:
-        from .inspect_adapter import build
-        from .rows import dataset_caches
+        from ...engine.rows import dataset_caches
+        from .adapter import build
 
         ref = self._ref(entry)
         with _importable(None if ref.owned else ref.path.parent):
@@ -238,8 +238,8 @@ def _rendered(
 ) -> UnitsRendered:
     """A built task as rendered units, with the `[task]` fields and settings they record; the
     paths its build shows written as every clone records them (`stable_paths`)."""
-    from .inspect_adapter import plain, versions
-    from .inspect_data import stable_paths
+    from .adapter import plain, versions
+    from .data import stable_paths
 
     task = built.task
     header: dict[str, Any] = {"task": task.name}

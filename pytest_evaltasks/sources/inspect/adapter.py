@@ -31,11 +31,11 @@ from inspect import signature
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DatasetError, EvalTaskError
-from .media import URL, Fetch, UnreadableMedia, digested_parts, media_digest
+from ...engine.media import URL, Fetch, UnreadableMedia, digested_parts, media_digest
+from ...errors import DatasetError, EvalTaskError
 
 if TYPE_CHECKING:
-    from .inspect_data import Fetched
+    from .data import Fetched
 
 PACKAGE = "inspect_evals"
 """The package of inspect_evals' own tasks, named `inspect_evals/<task>`."""
@@ -135,7 +135,7 @@ def task_functions(path: Path) -> list[tuple[str, str, int]]:
 def holds_task_files(directory: Path) -> bool:
     """The folder is inspect_evals' installed package, or has a top-level `*.py` that imports
     Inspect and defines a `@task`."""
-    from .sources import top_module_holds
+    from ...engine.sources import top_module_holds
 
     installed = installed_package()
     if installed is not None and _same(directory, installed):
@@ -224,7 +224,7 @@ def build(
     """The task built with `args` (its module imported by the caller; None: inspect_evals'
     own, imported here), and its first `limit` samples (all: None) rendered; its data from the
     data root (`inspect_data.task_data`), or fetched into `fetched` to be saved there."""
-    from .inspect_data import local_copy, private_evals_cache, task_data
+    from .data import local_copy, private_evals_cache, task_data
 
     read: list[str] = []
     with _quiet(), _seeded(), private_evals_cache(), _mock_model():

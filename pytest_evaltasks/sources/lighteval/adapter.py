@@ -17,11 +17,11 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .doc import Doc, SamplingMethod
-from .metrics import MetricRef
+from ...engine.doc import Doc, SamplingMethod
+from ...engine.metrics import MetricRef
 
 if TYPE_CHECKING:
-    from .config import TaskConfig
+    from ...engine.config import TaskConfig
 
 DOC_FIELDS = tuple(Doc.__slots__)
 CONFIG_MARKERS = ("name", "prompt_function", "hf_repo", "hf_subset", "metrics")
@@ -40,7 +40,7 @@ def convert_config(raw: Any, origin: Path) -> TaskConfig:
 
     The config is located at the line of `origin` that names it, when one does.
     """
-    from .config import TaskConfig
+    from ...engine.config import TaskConfig
 
     fields = {name: getattr(raw, name) for name in TaskConfig.model_fields if hasattr(raw, name)}
     fields["metrics"] = [convert_metric(metric) for metric in fields.get("metrics") or ()]

@@ -42,11 +42,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from ..errors import DatasetError
-from ..snapshot import identity
-from ..snapshot.identity import relative_path_text
-from .inspect_source import OWN_PREFIX
-from .local_datasets import LocalDatasets, folder_for
+from ...errors import DatasetError
+from ...snapshot import identity
+from ...snapshot.identity import relative_path_text
+from ..local_datasets import LocalDatasets, folder_for
+from .source import OWN_PREFIX
 
 LOCAL_SCHEMES = frozenset({"", "file", "local"})
 """URL schemes of local files, read where they are (a drive letter is one letter)."""
@@ -154,7 +154,7 @@ class Fetched:
     def prepared(self, count: int) -> list[Any]:
         """Every slice to write: the first `count` rows of each split read, with a MANIFEST
         naming the dataset, and each URL file whole."""
-        from .data_slices import PreparedSlice, sliced
+        from ...engine.data_slices import PreparedSlice, sliced
 
         slices = [
             sliced(splits, list(splits), count, self.task, folder, self.coordinates[folder])
@@ -550,7 +550,7 @@ written: named by the folder's variable, it would differ between machines whose 
 @functools.cache
 def _installed_folders() -> tuple[str, ...]:
     """inspect_evals' installed folder, as imported and resolved (found once)."""
-    from .inspect_adapter import installed_package
+    from .adapter import installed_package
 
     folder = installed_package()
     if folder is None:
@@ -575,7 +575,7 @@ def _emptied(folder: str | None) -> None:
 
 def _build_folders() -> str:
     """Where a build's temporary folder goes: the run's (`run_folder`)."""
-    from .run_folder import run_folder
+    from ...engine.run_folder import run_folder
 
     return str(run_folder())
 
@@ -584,7 +584,7 @@ def _process_cache() -> str:
     """A temporary folder for this process (made once, in the run's: `run_folder`)."""
     global _private_folder
     if _private_folder is None:
-        from .run_folder import run_folder
+        from ...engine.run_folder import run_folder
 
         _private_folder = tempfile.mkdtemp(prefix="inspect-evals-", dir=run_folder())
     return _private_folder
