@@ -25,13 +25,12 @@ from typing import Any
 
 import pytest
 
+from pytest_evaltasks.engine.paths import machine_text, relative_path_text
 from pytest_evaltasks.snapshot.identity import (
     UnidentifiableValue,
     identity,
     identity_digest,
     identity_text,
-    machine_text,
-    relative_path_text,
 )
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -177,3 +177,17 @@ def _short(value: object, limit: int = 60) -> str:
     """A repr cut to `limit` characters."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def doc_like(value: Any) -> Doc | None:
+    """Our `Doc` with the same field values as a doc of another class (lighteval's own `Doc`), or
+    None if it is not one.
+
+    A doc is recognised by having every `Doc` field; its containers are used as they are.
+    """
+    if not all(hasattr(value, name) for name in Doc.__slots__):
+        return None
+    doc = Doc(*(getattr(value, name) for name in Doc.__slots__))
+    doc.fewshot_samples = list(doc.fewshot_samples or [])
+    doc.sampling_methods = list(doc.sampling_methods or [])
+    return doc

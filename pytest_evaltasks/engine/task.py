@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError, EvalTaskError, PromptFunctionError
 from .collection import CHECKPOINT_ROWS, checkpoint, long_lived
-from .doc import Doc, SamplingMethod, check_doc
+from .doc import Doc, SamplingMethod, check_doc, doc_like
 from .fewshot import FewShotSampler
 from .metrics import metric_category
 from .rows import Row, RowSource, preview
@@ -395,9 +395,7 @@ class Task:
         """A `Doc` subclass as it is; lighteval's `Doc` converted; anything else refused."""
         if isinstance(value, Doc):
             return value
-        from ..sources.lighteval.adapter import convert_doc
-
-        doc = convert_doc(value)
+        doc = doc_like(value)
         if doc is None:
             raise self._row_error(
                 split,

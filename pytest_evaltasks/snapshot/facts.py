@@ -27,15 +27,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..engine.line_text import escape_line, file_json
 from ..engine.metrics import MetricRef, metric_category, metric_name
+from ..engine.paths import relative_path_text
 from ..errors import UnrecordableValueError
 from .canonical import UnencodableValue
-from .identity import (
-    UnidentifiableValue,
-    identity,
-    identity_digest,
-    identity_text,
-    relative_path_text,
-)
+from .identity import UnidentifiableValue, identity, identity_digest, identity_text
 
 T = TypeVar("T")
 

@@ -23,10 +23,10 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from ..engine.line_text import escape_line, file_json, quote_text
+from ..engine.paths import relative_path_text
 from .canonical import canonical, typed_keys
 from .facts import value_summary
 from .fingerprint import DIGEST_SIZE
-from .identity import relative_path_text
 
 if TYPE_CHECKING:
     from pathlib import Path

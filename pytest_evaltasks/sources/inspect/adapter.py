@@ -33,12 +33,11 @@ from typing import TYPE_CHECKING, Any
 
 from ...engine.media import URL, Fetch, UnreadableMedia, digested_parts, media_digest
 from ...errors import DatasetError, EvalTaskError
+from .installed import PACKAGE, installed_package
 
 if TYPE_CHECKING:
     from .data import Fetched
 
-PACKAGE = "inspect_evals"
-"""The package of inspect_evals' own tasks, named `inspect_evals/<task>`."""
 
 PREFIX = f"{PACKAGE}/"
 
@@ -73,17 +72,6 @@ class InspectRef:
     def owned(self) -> bool:
         """inspect_evals' own task, which its user does not edit (an upgrade may change it)."""
         return self.module is not None
-
-
-def installed_package() -> Path | None:
-    """inspect_evals' installed folder, found without importing it."""
-    try:
-        spec = importlib.util.find_spec(PACKAGE)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def installed_tasks(package: Path) -> list[InspectRef]:

@@ -42,11 +42,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from ...engine.paths import MACHINE_FOLDERS as NAMED_FOLDERS
+from ...engine.paths import relative_path_text
 from ...errors import DatasetError
-from ...snapshot import identity
-from ...snapshot.identity import relative_path_text
 from ..local_datasets import LocalDatasets, folder_for
-from .source import OWN_PREFIX
+from .installed import OWN_PREFIX, installed_package
 
 LOCAL_SCHEMES = frozenset({"", "file", "local"})
 """URL schemes of local files, read where they are (a drive letter is one letter)."""
@@ -541,7 +541,7 @@ def _stable_text(text: str, root: Path | None) -> str:
     return text if shown.startswith(MACHINE_FOLDERS) else shown
 
 
-MACHINE_FOLDERS = identity.MACHINE_FOLDERS
+MACHINE_FOLDERS = NAMED_FOLDERS
 """How `relative_path_text` names the machine folders (home, temporary, ...). A sample's own
 text that names a path there (`/root/flag.txt`, `/tmp/out.txt`) is the task's content, kept as
 written: named by the folder's variable, it would differ between machines whose home differs."""
@@ -550,8 +550,6 @@ written: named by the folder's variable, it would differ between machines whose 
 @functools.cache
 def _installed_folders() -> tuple[str, ...]:
     """inspect_evals' installed folder, as imported and resolved (found once)."""
-    from .adapter import installed_package
-
     folder = installed_package()
     if folder is None:
         return ()

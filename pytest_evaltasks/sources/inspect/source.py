@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ...engine.lint_input import LintDoc, LintTask
 from ...engine.rendered import RenderedUnit, UnitsRendered, Upstream
 from ...engine.sources import Entry, Registrar, SourceKind, SourceSetup
+from .installed import OWN_PREFIX
 
 if TYPE_CHECKING:
     from ...engine.chat_template import ChatTemplate
@@ -35,9 +36,6 @@ if TYPE_CHECKING:
 
 KIND = "inspect"
 UPSTREAM_SETTING = "inspect"
-OWN_PREFIX = "inspect_evals:"
-"""How the `config_source` of inspect_evals' own tasks is recorded (a file its user does not
-own; the gate reads `Upstream.owned`)."""
 
 
 def claims(directory: Path) -> bool:
@@ -58,7 +56,7 @@ class InspectTasks:
         self.root = setup.root
         if setup.root is not None:  # the project's folder is found now (git is asked), not as
             # a task renders: whatever a render reads is recorded as the task's input
-            from ...snapshot.identity import relative_path_text
+            from ...engine.paths import relative_path_text
 
             relative_path_text(str(setup.root), setup.root)
         self.refs: dict[str, InspectRef] = {}
@@ -69,7 +67,8 @@ class InspectTasks:
         return False
 
     def register(self, registrar: Registrar) -> None:
-        from .adapter import InspectRef, installed_package, installed_tasks, task_functions
+        from .adapter import InspectRef, installed_tasks, task_functions
+        from .installed import installed_package
 
         installed = installed_package()
         for folder in self.folders:

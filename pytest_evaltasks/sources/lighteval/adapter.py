@@ -17,13 +17,12 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...engine.doc import Doc, SamplingMethod
+from ...engine.doc import SamplingMethod
 from ...engine.metrics import MetricRef
 
 if TYPE_CHECKING:
     from ...engine.config import TaskConfig
 
-DOC_FIELDS = tuple(Doc.__slots__)
 CONFIG_MARKERS = ("name", "prompt_function", "hf_repo", "hf_subset", "metrics")
 LIGHTEVAL_METRICS = "lighteval.metrics.metrics"
 
@@ -62,19 +61,6 @@ def _field_names(raw: Any) -> list[str]:
     if dataclasses.is_dataclass(raw):
         return [field.name for field in dataclasses.fields(raw)]
     return list(getattr(raw, "__dict__", {}))
-
-
-def convert_doc(value: Any) -> Doc | None:
-    """Our `Doc` with the same field values as a lighteval-style doc, or None if it is not one.
-
-    A doc is recognised by having every `Doc` field; its containers are used as they are.
-    """
-    if not all(hasattr(value, name) for name in DOC_FIELDS):
-        return None
-    doc = Doc(*(getattr(value, name) for name in DOC_FIELDS))
-    doc.fewshot_samples = list(doc.fewshot_samples or [])
-    doc.sampling_methods = list(doc.sampling_methods or [])
-    return doc
 
 
 def convert_metric(metric: Any) -> Any:
