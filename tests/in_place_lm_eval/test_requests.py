@@ -19,7 +19,7 @@ from pytest_evaltasks.engine.chat_template import apply_chat_template, load_chat
 from pytest_evaltasks.engine.registry import Registry  # noqa: E402
 from pytest_evaltasks.engine.rendered import RenderedTask  # noqa: E402
 from pytest_evaltasks.engine.run_settings import RunSettings  # noqa: E402
-from pytest_evaltasks.sources.lm_eval.adapter import plain_arguments  # noqa: E402
+from pytest_evaltasks.sources.lm_eval.build import plain_arguments  # noqa: E402
 
 TASKS = [
     "arc_easy",  # multiple choice, the default (random) sampler

@@ -320,7 +320,7 @@ class LmEvalYaml:
         if entry.name in self._dependencies:
             return self._dependencies[entry.name]
         from ..local_datasets import local_folder
-        from .adapter import dataset_of, hook_files
+        from .build import dataset_of, hook_files
 
         ref = self._ref(entry)
         found: set[str] = set()
@@ -359,7 +359,7 @@ class LmEvalYaml:
 
     def has_local_data(self, entry: Entry, data_dir: Path | None) -> bool:
         from ..local_datasets import local_folder
-        from .adapter import dataset_of
+        from .build import dataset_of
 
         try:
             path, name, _ = dataset_of(self.config(entry))
@@ -377,7 +377,7 @@ class LmEvalYaml:
         """`<data root>/<dataset_path>/<dataset_name or default>/`, for the first rows of
         every split the task reads; refused (naming the task) outside the data root."""
         from ..local_datasets import folder_for
-        from .adapter import dataset_of
+        from .build import dataset_of
 
         path, name, _ = dataset_of(self.config(entry))
         folder = folder_for(data_dir, path, name)
@@ -393,7 +393,8 @@ class LmEvalYaml:
         its cache), for `folder`; written by `data_slices.write_slice` once every slice of the
         run is loaded."""
         from ...engine.data_slices import sliced
-        from .adapter import LmEvalError, dataset_of, load_for_slice, variant_config
+        from .adapter import LmEvalError, variant_config
+        from .build import dataset_of, load_for_slice
 
         ref = self._ref(entry)
         with_hooks = ref.task if ref.via is None else variant_config(self.index, ref.via, ref.task)
@@ -432,7 +433,8 @@ class LmEvalYaml:
         template: ChatTemplate | None,
         data_dir: Path | None,
     ) -> UnitsRendered:
-        from .adapter import BuildOptions, LmEvalError, build, variant_config
+        from .adapter import LmEvalError, variant_config
+        from .build import BuildOptions, build
 
         ref = self._ref(entry)
         chat = _chat_renderer(run, template)
@@ -487,7 +489,7 @@ def _chat_renderer(run: RunSettings, template: ChatTemplate | None) -> Any:
     """How the run renders a chat history for lm-eval (its model's `apply_chat_template`):
     the chat-API message list as lm-eval's API models send it, a template as a Hugging Face
     model's tokenizer renders it, or None for plain text."""
-    from .adapter import messages_text
+    from .build import messages_text
 
     if run.chat_template == "messages":
         return lambda history, add_generation_prompt: messages_text(history)
@@ -532,7 +534,8 @@ def _rendered(
     dependencies: set[str],
 ) -> UnitsRendered:
     """lm-eval's built requests as rendered units, with the `[task]` fields they record."""
-    from .adapter import lm_eval_version, plain_arguments
+    from .adapter import lm_eval_version
+    from .build import plain_arguments
 
     config = dict(built.config)
     header: dict[str, Any] = {"task": built.name}
@@ -753,9 +756,9 @@ def _generation_kwargs(requests: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _plain_target(target: Any) -> Any:
-    from .adapter import _jsonable
+    from .build import jsonable
 
-    return _jsonable(target)
+    return jsonable(target)
 
 
 @dataclass
