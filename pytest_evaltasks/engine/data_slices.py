@@ -7,7 +7,8 @@ evaluation and few-shot, into the folder where a later run's row lookup finds th
 for each set of `hf_data_files`), with a `MANIFEST` saying where they came from. Later runs
 read the slice and never the Hub.
 
-Inspect's tasks are built to learn what they read (`inspect_data`, `inspect_source.InspectSlice`):
+Inspect's tasks are built to learn what they read (`sources/inspect/data`,
+`sources/inspect/source.InspectSlice`):
 their datasets are sliced the same way, and the files they read by URL are saved whole.
 
 Nothing is written before every slice of the run is loaded and checked (`SliceSource`,

@@ -5,7 +5,7 @@ full identity (`snapshot.facts.metric_identity`: member name, parameters, record
 sampling method), not by display name, since `f1_score_macro` and `f1_score_micro` share the
 display name `f1`. Each stand-in member carries lighteval's `metric_name` and category, so a
 task records the same identity whether it uses this stand-in or lighteval's own enum (see
-`lighteval_adapter`).
+`sources/lighteval/adapter`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Register the tasks of every task source, and turn task strings into tasks to build.
 
 Each task folder belongs to a source (`sources`): lighteval-style modules, whose `TASKS_TABLE`
-configs (ours, or lighteval's `LightevalTaskConfig`, converted by `lighteval_adapter` when a
-task is first used) are built by our `Task`; or lm-eval's YAML configs (`lm_eval_source`),
+configs (ours, or lighteval's `LightevalTaskConfig`, converted by `sources/lighteval/adapter` when a
+task is first used) are built by our `Task`; or lm-eval's YAML configs (`sources/lm_eval/source`),
 rendered by lm-eval's own task objects. The registry holds every name with the source that
 registered it and asks that source for everything else. Problems stay with what caused them: a
 module that fails to import is recorded as broken, a name defined twice (or that no task string

@@ -4,13 +4,13 @@ The registry asks each source, in turn, to discover its files and register the n
 define; from then on it asks the source that registered a name for everything about it. A
 source is one implementation of `TaskSource`:
 
-- `lighteval_source.LightevalModules`: `*.py` task modules with a `TASKS_TABLE` of
-  lighteval-style configs (ours, or lighteval's own through `lighteval_adapter`), rendered by
-  our `Task` into `rendered.DocsRendered`;
-- `lm_eval_source.LmEvalYaml`: lm-eval's YAML task configs (its installed task folder, and
+- `sources/lighteval/source.LightevalModules`: `*.py` task modules with a `TASKS_TABLE` of
+  lighteval-style configs (ours, or lighteval's own through `sources/lighteval/adapter`), rendered
+  by our `Task` into `rendered.DocsRendered`;
+- `sources/lm_eval/source.LmEvalYaml`: lm-eval's YAML task configs (its installed task folder, and
   custom folders as its `--include_path`), rendered by lm-eval's own task objects into
   `rendered.UnitsRendered`;
-- `inspect_source.InspectTasks`: Inspect AI tasks (inspect_evals' own, and a user's `@task`
+- `sources/inspect/source.InspectTasks`: Inspect AI tasks (inspect_evals' own, and a user's `@task`
   files), each sample rendered by the task's own solver chain into `rendered.UnitsRendered`.
 
 A source registers names through a `Registrar` and renders a `RenderedTask`; what only some

@@ -37,7 +37,7 @@ def build_registry(
 ) -> Registry:
     """The registry, with its errors as usage errors. With `wanted` names (and pytest's cache
     at hand), only the task modules that can define them are imported (`module_index`), and
-    only the lm-eval YAML files that can define them are parsed (`lm_eval_index`, whose
+    only the lm-eval YAML files that can define them are parsed (`sources/lm_eval/index`, whose
     index lives in the same cache; an xdist worker reads it and never writes it)."""
     from ..engine.registry import Registry
 

@@ -1,5 +1,5 @@
-"""Where an Inspect task's files come from while it is built (`inspect_data`): URL files from
-their local copy in the data root, through the calls Inspect's own loaders make (`file()` for
+"""Where an Inspect task's files come from while it is built (`sources/inspect/data`): URL files
+from their local copy in the data root, through the calls Inspect's own loaders make (`file()` for
 `csv_dataset`/`json_dataset`, `download()` for checksummed files); else fetched, and kept for
 `--evaltasks-save-data`. Tested in-process, with `httpx` replaced by a stand-in server."""
 

@@ -3,7 +3,7 @@ functions, samples by their datasets' own loaders, prompts by their own solvers.
 
 A task is what its `@task` function returns, called with the request's `@k=v` arguments. Its
 dataset is read by Inspect's own loaders, from local copies in the data root where they are
-(`inspect_data.task_data`).
+(`sources/inspect/data.task_data`).
 
 Each sample is then run through the task's solver chain as Inspect runs it, with one change:
 the model is never called. `generate` records the messages it is given (the prompt as Inspect
@@ -211,7 +211,7 @@ def build(
 ) -> InspectBuilt:
     """The task built with `args` (its module imported by the caller; None: inspect_evals'
     own, imported here), and its first `limit` samples (all: None) rendered; its data from the
-    data root (`inspect_data.task_data`), or fetched into `fetched` to be saved there."""
+    data root (`sources/inspect/data.task_data`), or fetched into `fetched` to be saved there."""
     from .data import local_copy, private_evals_cache, task_data
 
     read: list[str] = []

@@ -2,10 +2,10 @@
 folder named `inspect_evals:tasks`) and a user's own `@task` files.
 
 Names are read without importing anything (inspect_evals' `_registry.py`, a user file's
-`@task` functions); a task is built, by Inspect's own code (`inspect_adapter`), only when a run
-renders it. A request's `@k=v` parameters are the task's arguments (`inspect eval ... -T k=v`).
+`@task` functions); a task is built, by Inspect's own code (`sources/inspect/adapter`), only when a
+run renders it. A request's `@k=v` parameters are the task's arguments (`inspect eval ... -T k=v`).
 Each sample renders to one unit: the `Sample` as the dataset builds it, and the messages its
-solver chain sends (`inspect_adapter.build`). The `[task]` header records the task's solver,
+solver chain sends (`sources/inspect/adapter.build`). The `[task]` header records the task's solver,
 scorer, metrics, epochs and generate config by identity; `[settings]` the installed versions
 of inspect_ai and inspect_evals, so an upgrade that changes inspect_evals' own prompts is
 named as such by the gate (`Upstream`).

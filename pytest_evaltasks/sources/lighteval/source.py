@@ -2,7 +2,7 @@
 
 Each module is imported quietly (`task_modules`), and each config of its table registered under
 its name: our `TaskConfig`s, or lighteval's own `LightevalTaskConfig`s (converted by
-`lighteval_adapter` when a task is first used). A task renders through our own `Task` into
+`sources/lighteval/adapter` when a task is first used). A task renders through our own `Task` into
 `rendered.DocsRendered`: its docs, with their few-shot examples, in lighteval's order.
 """
 

@@ -7,7 +7,7 @@ reimplements them. A task is built and its requests collected by lm-eval itself:
 
 - its YAML is read by lm-eval's loader (`_yaml_loader.load_yaml`) and indexed by lm-eval's own
   rules (`TaskIndex.process_cfg`, later folders overriding earlier ones, as `TaskManager` does
-  with `include_path`), only for the files a run needs (`lm_eval_index` says which);
+  with `include_path`), only for the files a run needs (`sources/lm_eval/index` says which);
 - a task is built by `lm_eval.simple_evaluate` itself (`build`).
 
 Groups are planned by lm-eval's `TaskFactory` with tasks that are configured but not built (no

@@ -14,9 +14,9 @@ and every file that holds a name needed is parsed, so the index of those names i
 lm-eval's (its first definition in a folder wins, a later folder overrides). A name found
 nowhere, or any doubt, means parsing everything.
 
-`lm_eval_source.LmEvalYaml`, the task source, holds one `YamlIndex` and asks it only through
+`sources/lm_eval/source.LmEvalYaml`, the task source, holds one `YamlIndex` and asks it only through
 its public methods and attributes; this module never imports the source, and lm-eval's code
-(`lm_eval_adapter`) only inside the functions that need it.
+(`sources/lm_eval/adapter`) only inside the functions that need it.
 """
 
 from __future__ import annotations

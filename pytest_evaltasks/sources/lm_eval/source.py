@@ -6,18 +6,18 @@ with `--include_path`, lm-eval's own folder always comes first (a custom folder 
 tasks and its groups may name them), but `all` and `--evaltasks-list` cover the folders named.
 
 **Indexing only what a run needs.** lm-eval's `TaskIndex` parses every YAML file under its
-folders before it loads one task; this source asks a `lm_eval_index.YamlIndex` instead, which
-indexes only the files that can define the names a run asks for, verified against the files'
+folders before it loads one task; this source asks a `sources/lm_eval/index.YamlIndex` instead,
+which indexes only the files that can define the names a run asks for, verified against the files'
 bytes and kept in pytest's cache (its module docstring says how). The source registers only
 the names the index trusts, and plans and renders them.
 
-**Groups.** A group or a tag stands for its tasks, in lm-eval's order (`lm_eval_adapter`
+**Groups.** A group or a tag stands for its tasks, in lm-eval's order (`sources/lm_eval/adapter`
 plans it with lm-eval's own factory). A task whose config the group changes (`num_fewshot`,
 `fewshot_split`, a metric list...) is not the task of that name: it is checked as
 `GROUP::TASK`, and tasks a group defines inline keep lm-eval's `GROUP::NAME`.
 
-**Rendering.** `lm_eval_adapter.build`: lm-eval's `simple_evaluate` with the rows from the data
-root, collected into one `RenderedUnit` per doc: the request type, every context, every
+**Rendering.** `sources/lm_eval/build.build`: lm-eval's `simple_evaluate` with the rows from the
+data root, collected into one `RenderedUnit` per doc: the request type, every context, every
 continuation, the generation arguments, the target, the few-shot doc ids and the doc's place.
 """
 
@@ -792,4 +792,4 @@ __all__ = [
     "is_lm_eval_folder",
 ]
 """`CACHE_KEY`, `RECORDS_VERSION`, `FileRecord` and `environment_key` are the index's
-(`lm_eval_index`), importable from here as before."""
+(`sources/lm_eval/index`), importable from here as before."""
