@@ -191,3 +191,11 @@ def doc_like(value: Any) -> Doc | None:
     doc.fewshot_samples = list(doc.fewshot_samples or [])
     doc.sampling_methods = list(doc.sampling_methods or [])
     return doc
+
+
+def live_key(value: object) -> int:
+    """A key unique to a live object, as `id(value)` is, without the audit event every `id()`
+    call raises: once an audit hook is installed (the input observer is one), each event is a
+    Python call, and the engine keys thousands of docs a task this way. (`object.__hash__` is
+    the object's address, rotated: one-to-one while the object lives.)"""
+    return object.__hash__(value)

@@ -14,7 +14,7 @@ from itertools import cycle
 from typing import Any, NamedTuple
 
 from ..errors import FewShotError
-from .doc import Doc, golds_or_none
+from .doc import Doc, golds_or_none, live_key
 
 SELECTIONS = ("balanced", "random", "sequential", "random_sampling_from_train", "random_sampling")
 PER_DOC_DRAWS = frozenset({"random_sampling", "random_sampling_from_train"})
@@ -79,7 +79,7 @@ class FewShotSampler:
         shared = pool[:num_fewshots]  # the examples of every doc that draws none of its own
         for example in shared if draw_rng is None else ():
             self._check_shown(example)
-            shown.add(id(example))
+            shown.add(live_key(example))
         for doc in docs:
             if draw_rng is None and (doc is None or not _may_be_in(doc, queries)):
                 samples.append(shared)  # one list for all such docs: a large task's memory
@@ -89,9 +89,9 @@ class FewShotSampler:
                 drawn = [example for example in drawn if not same_content(example, doc)]
             examples = drawn[:num_fewshots]
             for example in examples:
-                if id(example) not in shown:
+                if live_key(example) not in shown:
                     self._check_shown(example)
-                    shown.add(id(example))
+                    shown.add(live_key(example))
             samples.append(examples)
         return samples
 

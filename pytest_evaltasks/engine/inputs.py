@@ -111,6 +111,8 @@ def unrecorded() -> Iterator[None]:
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event not in _WATCHED:
+        return  # the usual case, one set lookup: every `id()` and `compile` is an audit event
     if getattr(_suspended, "depth", 0):
         return
     if event == "open":
@@ -136,6 +138,9 @@ _PROCESSES = frozenset(
 )  # fmt: skip
 """Audit events of the process starting another (a subprocess, a pool's worker, a fork):
 what that process reads is never seen here."""
+
+_WATCHED = frozenset({"open", "sqlite3.connect", "socket.__new__"}) | _LISTINGS | _PROCESSES
+"""Every audit event the hook acts on."""
 
 UNSEEN = "<another process: its reads are not seen>"
 """The input a task's code has when it started another process: not a file, but the mark

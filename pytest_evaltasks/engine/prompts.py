@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 Message = dict[str, str]
 
 _SHOT_MEMO_LIMIT = 4096
-_shot_memo: dict[int, tuple[str, str | None, int, str, str]] = {}
-"""Rendered few-shot examples by `id(example)`: (query, instruction, gold, gold choice, text)."""
+_shot_memo: dict[tuple[str, str | None, str], str] = {}
+"""Rendered few-shot blocks by what they are made of: (query, instruction, gold choice)."""
 
 
 def extract_query(query: str, instruction: str | None) -> str:
@@ -57,27 +57,27 @@ def plain_prompt_query(doc: Doc) -> str:
 def _shot_text(example: Doc) -> str:
     """One few-shot block, `question answer`, memoised: the same examples recur in every prompt.
 
-    The text depends only on `query`, `instruction`, an int `gold_index` and the str choice it
-    points at. A memo entry is used only when all four are the very objects it was made from
-    (strings are immutable), so a mutated doc, or a new doc that reuses a dead one's id,
-    simply misses and is rendered afresh.
-    """
+    For an int `gold_index` into a list of str choices, the text is made of the query, the
+    instruction and that choice alone, so those three are the memo's key (strings hash once);
+    any other doc is rendered each time."""
     query, instruction, gold = example.query, example.instruction, example.gold_index
     choices: Any = example.choices
-    memo = _shot_memo.get(id(example))
-    if (
-        memo is not None
-        and memo[0] is query
-        and memo[1] is instruction
-        and memo[2] is gold
-        and memo[3] is choices[gold]
-    ):
-        return memo[4]
+    simple = (
+        type(gold) is int
+        and type(choices) is list
+        and -len(choices) <= gold < len(choices)
+        and type(choices[gold]) is str
+    )
+    key = (query, instruction, choices[gold]) if simple else None
+    if key is not None:
+        known = _shot_memo.get(key)
+        if known is not None:
+            return known
     text = extract_query(query, instruction) + " " + example.get_golds()[0].strip()
-    if type(gold) is int and type(choices) is list and type(choices[gold]) is str:
+    if key is not None:
         if len(_shot_memo) >= _SHOT_MEMO_LIMIT:
             _shot_memo.clear()
-        _shot_memo[id(example)] = (query, instruction, gold, choices[gold], text)
+        _shot_memo[key] = text
     return text
 
 

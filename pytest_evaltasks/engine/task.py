@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import DatasetError, EvalTaskError, PromptFunctionError
 from .collection import CHECKPOINT_ROWS, checkpoint, long_lived
-from .doc import Doc, SamplingMethod, check_doc, doc_like
+from .doc import Doc, SamplingMethod, check_doc, doc_like, live_key
 from .fewshot import FewShotSampler
 from .metrics import metric_category
 from .rows import Row, RowSource, preview
@@ -482,7 +482,8 @@ def detached(doc: Doc, memo: dict[int, Doc]) -> Doc:
 
     Built by one positional constructor call: `get_docs` copies every doc it returns.
     """
-    known = memo.get(id(doc))
+    key = live_key(doc)
+    known = memo.get(key)
     if known is not None:
         return known
     gold = doc.gold_index
@@ -509,5 +510,5 @@ def detached(doc: Doc, memo: dict[int, Doc]) -> Doc:
         doc.num_samples,
         doc.generation_grammar,
     )
-    memo[id(doc)] = copied
+    memo[key] = copied
     return copied
