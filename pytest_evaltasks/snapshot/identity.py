@@ -15,9 +15,11 @@ globals it names (so editing a helper a metric calls is a change); code the proj
 (the stdlib, installed libraries) by its location name alone.
 
 One call is one `_Walker`: it follows the path (cycles, the depth limit), identifies plain data
-itself, and holds one part per other job, each recursing through it: `_CodeIdentity` (functions,
-methods, builtins, modules) and `_ObjectIdentity` (classes and objects). `_EXACT` and
-`_Walker.handler_for` pick which of them identifies a value.
+itself, and holds one part per other job, each in a module of its own and recursing through
+it: `code_identity.CodeIdentity` (functions, methods, builtins, modules) and
+`object_identity.ObjectIdentity` (classes and objects); what they share is in
+`identity_parts`, and how paths are named in `engine/paths`. `_EXACT` and
+`_Walker.handler_for` pick which part identifies a value.
 """
 
 from __future__ import annotations
@@ -29,11 +31,8 @@ import logging
 import math
 import os
 import re
-import sys
 import sysconfig
 import types
-import weakref
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 from enum import Enum
 from pathlib import Path, PurePath
@@ -50,7 +49,25 @@ from ..engine.paths import (
     path_text,
     project_of,
 )
-from .code_digest import DIGEST_SIZE, bytecode_digest, canonical_json, source_digest
+from .code_digest import bytecode_digest, canonical_json, source_digest
+from .code_identity import CodeIdentity
+from .identity_parts import (
+    _ADVICE,
+    _DESCRIPTORS,
+    _PRIVATE,
+    _PRIVATE_NAME,
+    UnidentifiableValue,
+    _digest,
+)
+from .object_identity import ObjectIdentity
+
+__all__ = [
+    "UnidentifiableValue",
+    "format_3_identities",
+    "identity",
+    "identity_digest",
+    "identity_text",
+]
 
 MAX_DEPTH = 100
 """Levels of nesting an identity follows; deeper is an error, never a `RecursionError`."""
@@ -58,9 +75,6 @@ MAX_DEPTH = 100
 SMALL_ARRAY = 10_000
 """Arrays of at most this many elements are recorded by value, larger ones by digest."""
 
-_PRIVATE = "_evaltasks_"
-_PRIVATE_NAME = re.compile(r"_evaltasks_[0-9a-f]+(?:\.|$)")
-_ADVICE = "give it a canonical value, or keep it out of the metric's attributes"
 
 _TAGS = frozenset(
     {
@@ -92,26 +106,6 @@ _TAGS = frozenset(
     }
 )
 """Keys that mark a tagged value; a plain dict holding one is encoded as pairs instead."""
-
-_DESCRIPTORS = (
-    types.WrapperDescriptorType,
-    types.MethodDescriptorType,
-    types.ClassMethodDescriptorType,
-    types.MemberDescriptorType,
-    types.GetSetDescriptorType,
-)
-"""Builtin descriptors (`str.lower`, a slot): named by their class and name."""
-
-
-class UnidentifiableValue(TypeError):
-    """A value with no canonical identity; the message names the path and the type and says
-    what to do."""
-
-    path: str
-
-    def __init__(self, message: str, path: str) -> None:
-        super().__init__(message)
-        self.path = path
 
 
 @contextlib.contextmanager
@@ -185,37 +179,7 @@ def _owned_file(filename: str, root: Path, project: str | None) -> str | None:
     return relative
 
 
-def _within(filename: str, directory: str) -> bool:
-    """Whether `filename` is inside `directory`, compared as normalized absolute paths."""
-    base = os.path.normpath(directory)
-    return os.path.normpath(filename).startswith(base + os.sep)
-
-
-def _public_module(name: object) -> str:
-    """A module name without the private package derived from an absolute path."""
-    if not isinstance(name, str):
-        return "?"
-    if name.startswith(_PRIVATE):
-        match = _PRIVATE_NAME.match(name)
-        if match is not None:
-            return name[match.end() :] or "<tasks>"
-    return name
-
-
-def _is_dunder(name: str) -> bool:
-    return len(name) > 4 and name.startswith("__") and name.endswith("__")
-
-
-def _is_sunder(name: str) -> bool:
-    """`_name_`: enum's and other frameworks' machinery, not the class's behaviour."""
-    return len(name) > 2 and name[0] == name[-1] == "_" and name[1] != "_" and name[-2] != "_"
-
-
 _dumps = canonical_json
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("ascii")).hexdigest()[:DIGEST_SIZE]
 
 
 def _float(value: float) -> Any:
@@ -223,55 +187,8 @@ def _float(value: float) -> Any:
     return value if math.isfinite(value) else {"__float__": repr(value)}
 
 
-_CODE_NAMES: weakref.WeakKeyDictionary[types.CodeType, frozenset[str]] = weakref.WeakKeyDictionary()
 
 
-def _code_names(code: types.CodeType) -> frozenset[str]:
-    """Every global or attribute name a code object (or code nested in it) uses."""
-    cached = _CODE_NAMES.get(code)
-    if cached is None:
-        names = set(code.co_names)
-        for item in code.co_consts:
-            if isinstance(item, types.CodeType):
-                names |= _code_names(item)
-        cached = frozenset(names)
-        _CODE_NAMES[code] = cached
-    return cached
-
-
-_SLOTS: weakref.WeakKeyDictionary[type, tuple[tuple[str, Any], ...]] = weakref.WeakKeyDictionary()
-
-
-def _slots(cls: type) -> tuple[tuple[str, Any], ...]:
-    """(attribute name, slot descriptor) for every `__slots__` entry along the MRO."""
-    cached = _SLOTS.get(cls)
-    if cached is None:
-        found: list[tuple[str, Any]] = []
-        for owner in cls.__mro__:
-            declared = owner.__dict__.get("__slots__", ())
-            for slot in (declared,) if isinstance(declared, str) else declared:
-                if slot in ("__dict__", "__weakref__") or not isinstance(slot, str):
-                    continue
-                name = slot
-                if slot.startswith("__") and not slot.endswith("__"):
-                    stripped = owner.__name__.lstrip("_")
-                    name = f"_{stripped}{slot}" if stripped else slot
-                descriptor = owner.__dict__.get(name)
-                if isinstance(descriptor, types.MemberDescriptorType):
-                    found.append((name, descriptor))
-        cached = tuple(found)
-        _SLOTS[cls] = cached
-    return cached
-
-
-def _custom_reduce(cls: type) -> bool:
-    """Whether a class (not `object`) says how it pickles: its own statement of its state."""
-    for owner in cls.__mro__:
-        if owner is object:
-            return False
-        if "__reduce_ex__" in owner.__dict__ or "__reduce__" in owner.__dict__:
-            return True
-    return False
 
 
 def _is_array(value: Any) -> bool:
@@ -319,8 +236,8 @@ class _Walker:
         self.code_digest = bytecode_digest if in_format_3() else source_digest
         self.depth = 0
         self.on_path: dict[int, int] = {}
-        self.code = _CodeIdentity(self)
-        self.objects = _ObjectIdentity(self)
+        self.code: CodeIdentity = CodeIdentity(self)
+        self.objects: ObjectIdentity = ObjectIdentity(self)
 
     def owned_file(self, filename: str) -> str | None:
         """`_owned_file` for this call's root and project."""
@@ -487,466 +404,6 @@ class _Walker:
         if code is not None:
             out["code"] = code
         return out
-
-
-class _CodeIdentity:
-    """Code, for one walker: functions (by location, and the project's own by a digest of their
-    code and the globals they name), methods, builtins, native callables, partials, descriptors,
-    code objects and modules. `functions` keeps each function identified in this call (and the
-    function, so that its id is not reused)."""
-
-    __slots__ = ("functions", "walker")
-
-    def __init__(self, walker: _Walker) -> None:
-        self.walker = walker
-        self.functions: dict[int, tuple[Any, Any]] = {}
-
-    def function(self, fn: Any, path: str) -> Any:
-        """A Python function: location, code digest (own code), defaults, closure, attributes."""
-        cached = self.functions.get(id(fn))
-        if cached is not None:
-            return cached[1]
-        location, owned = self.function_location(fn)
-        out: dict[str, Any] = {"__function__": location}
-        inner = self.walker.walk if owned else self.walker.lenient
-        if owned:
-            out["code"] = self.walker.code_digest(fn.__code__)
-            references = self.references(fn, path)
-            if references:
-                out["globals"] = _digest(_dumps(references))
-        if fn.__defaults__:
-            out["defaults"] = [
-                inner(item, f"{path}.__defaults__[{index}]")
-                for index, item in enumerate(fn.__defaults__)
-            ]
-        if fn.__kwdefaults__:
-            out["kwdefaults"] = {
-                name: inner(item, f"{path}.__kwdefaults__[{name!r}]")
-                for name, item in fn.__kwdefaults__.items()
-            }
-        if fn.__closure__:
-            closure: dict[str, Any] = {}
-            for name, cell in zip(fn.__code__.co_freevars, fn.__closure__, strict=True):
-                try:
-                    contents = cell.cell_contents
-                except ValueError:
-                    closure[name] = {"__empty_cell__": True}
-                    continue
-                closure[name] = inner(contents, f"{path}.__closure__[{name!r}]")
-            out["closure"] = closure
-        if fn.__dict__:
-            out["attrs"] = {
-                str(name): inner(item, f"{path}.{name}") for name, item in fn.__dict__.items()
-            }
-        self.functions[id(fn)] = (fn, out)
-        return out
-
-    def function_location(self, fn: Any) -> tuple[str, bool]:
-        """`relative/path.py:qualname` for the project's own code, else `module:qualname` (the
-        module named by its path when it is an own file); and whether the code is the
-        project's own, so that its code digest is recorded."""
-        filename = fn.__code__.co_filename
-        qualname = getattr(fn, "__qualname__", None) or fn.__name__
-        relative = self.walker.owned_file(filename)
-        if relative is not None:
-            return f"{relative}:{qualname}", True
-        module = getattr(fn, "__module__", None)
-        holder = sys.modules.get(module) if isinstance(module, str) else None
-        source = getattr(holder, "__file__", None)
-        if holder is not None:
-            location, module_owned = self.module_location(holder)
-        else:
-            location, module_owned = _public_module(module), False
-        if filename.startswith("<") and not filename.startswith("<frozen"):
-            # Generated code (a dataclass's `__init__`, a namedtuple's `__new__`): the module it
-            # was generated for says whose it is; generated for no module, it is digested.
-            owned = module_owned if isinstance(source, str) else True
-        else:
-            # A task file outside root, imported into the private package, is the project's
-            # own; a library's wrapper that copied an own function's `__module__` is not.
-            owned = (
-                module_owned
-                and isinstance(source, str)
-                and _within(filename, os.path.dirname(source))
-            )
-        return f"{location}:{qualname}", owned
-
-    def references(self, fn: Any, path: str) -> dict[str, Any]:
-        """The globals an own function names (helpers it calls, constants it reads)."""
-        names = _code_names(fn.__code__)
-        namespace = fn.__globals__
-        found: dict[str, Any] = {}
-        for name in sorted(names):
-            if _is_dunder(name) or name not in namespace:
-                continue
-            found[name] = self.reference(namespace[name], f"{path}.__globals__[{name!r}]", names)
-        return found
-
-    def reference(self, value: Any, path: str, names: frozenset[str]) -> Any:
-        """A global named by own code; an own module is followed into the names used."""
-        if isinstance(value, types.ModuleType):
-            return self.walker.nested(
-                lambda module, where: self.module_reference(module, where, names),
-                value,
-                path,
-            )
-        return self.walker.lenient(value, path)
-
-    def module_reference(self, module: Any, path: str, names: frozenset[str]) -> Any:
-        location, owned = self.module_location(module)
-        out: dict[str, Any] = {"__module__": location}
-        if owned:
-            namespace = module.__dict__
-            attrs = {
-                name: self.reference(namespace[name], f"{path}.{name}", names)
-                for name in sorted(names)
-                if name in namespace and not _is_dunder(name)
-            }
-            if attrs:
-                out["attrs"] = attrs
-        return out
-
-    def method(self, value: Any, path: str) -> Any:
-        """A bound method: its function and the object it is bound to."""
-        named = self.module_attribute(value, value.__self__)
-        if named is not None:
-            return {"__method__": named}
-        return {
-            "__method__": self.walker.walk(value.__func__, f"{path}.__func__"),
-            "self": self.walker.walk(value.__self__, f"{path}.__self__"),
-        }
-
-    def module_attribute(self, value: Any, owner: Any) -> str | None:
-        """`random:shuffle` for a method of a library's hidden singleton that its module
-        exposes under the method's name: named, not walked (its state changes as it is used)."""
-        if isinstance(owner, (type, types.ModuleType)) or owner is None:
-            return None
-        if self.walker.objects.class_location(type(owner))[1]:
-            return None
-        module_name = type(owner).__module__
-        module = sys.modules.get(module_name)
-        name = getattr(value, "__name__", None)
-        if module is None or not isinstance(name, str):
-            return None
-        candidate = module.__dict__.get(name)
-        if candidate is None or type(candidate) is not type(value) or candidate != value:
-            return None
-        return f"{_public_module(module_name)}:{name}"
-
-    def builtin(self, value: Any, path: str) -> Any:
-        """A builtin function, method or descriptor: `module:qualname`, and what it is bound to."""
-        objclass = getattr(value, "__objclass__", None)
-        if isinstance(value, _DESCRIPTORS) and isinstance(objclass, type):
-            location = self.walker.objects.class_location(objclass)[0]
-            return {"__builtin__": f"{location}.{value.__name__}"}
-        owner = getattr(value, "__self__", None)
-        qualname = getattr(value, "__qualname__", None) or getattr(value, "__name__", "?")
-        module = getattr(value, "__module__", None)
-        if owner is None or isinstance(owner, types.ModuleType):
-            if not isinstance(module, str):
-                module = owner.__name__ if owner is not None else "builtins"
-            return {"__builtin__": f"{_public_module(module)}:{qualname}"}
-        named = self.module_attribute(value, owner)
-        if named is not None:
-            return {"__builtin__": named}
-        if not isinstance(module, str):
-            module = (owner if isinstance(owner, type) else type(owner)).__module__
-        return {
-            "__builtin__": f"{_public_module(module)}:{qualname}",
-            "self": self.walker.walk(owner, f"{path}.__self__"),
-        }
-
-    def native_callable(self, value: Any, path: str) -> Any:
-        """A named callable implemented in C (numpy ufunc, `lru_cache` wrapper): its name, its
-        type, and the function it wraps, if any (an own function under `lru_cache`)."""
-        module = getattr(value, "__module__", None)
-        if not isinstance(module, str):
-            module = type(value).__module__
-        qualname = getattr(value, "__qualname__", None)
-        if not isinstance(qualname, str):
-            qualname = value.__name__
-        out: dict[str, Any] = {
-            "__builtin__": f"{_public_module(module)}:{qualname}",
-            "type": self.walker.objects.class_location(type(value))[0],
-        }
-        wrapped = getattr(value, "__wrapped__", None)
-        library_function = (
-            isinstance(wrapped, types.FunctionType)
-            and not wrapped.__closure__
-            and not self.function_location(wrapped)[1]
-        )
-        if wrapped is not None and not library_function:  # a library's own function: its name
-            out["wrapped"] = self.walker.walk(wrapped, f"{path}.__wrapped__")
-        return out
-
-    def partial(self, value: Any, path: str) -> Any:
-        out: dict[str, Any] = {
-            "__partial__": self.walker.walk(value.func, f"{path}.func"),
-            "args": self.walker.sequence(value.args, f"{path}.args"),
-            "keywords": self.walker.mapping(value.keywords, f"{path}.keywords"),
-        }
-        attrs = getattr(value, "__dict__", None)
-        if attrs:
-            out["attrs"] = self.walker.mapping(attrs, path)
-        return out
-
-    def static_method(self, value: Any, path: str) -> Any:
-        return {"__staticmethod__": self.walker.walk(value.__func__, f"{path}.__func__")}
-
-    def class_method(self, value: Any, path: str) -> Any:
-        return {"__classmethod__": self.walker.walk(value.__func__, f"{path}.__func__")}
-
-    def property_(self, value: Any, path: str) -> Any:
-        return {
-            "__property__": [
-                self.walker.walk(value.fget, f"{path}.fget"),
-                self.walker.walk(value.fset, f"{path}.fset"),
-                self.walker.walk(value.fdel, f"{path}.fdel"),
-            ]
-        }
-
-    def cached_property(self, value: Any, path: str) -> Any:
-        return {"__cached_property__": self.walker.walk(value.func, f"{path}.func")}
-
-    def union(self, value: Any, path: str) -> Any:
-        """`int | None`, which cannot be pickled: its members."""
-        return {"__object__": "types:UnionType", "args": self.walker.sequence(value.__args__, path)}
-
-    def code_object(self, value: Any, path: str) -> Any:
-        return {"__code__": self.walker.code_digest(value)}
-
-    def module(self, value: Any, path: str) -> Any:
-        return {"__module__": self.module_location(value)[0]}
-
-    def module_location(self, module: Any) -> tuple[str, bool]:
-        """A module's relative path when it is the project's own, else its (public) name."""
-        filename = getattr(module, "__file__", None)
-        if isinstance(filename, str):
-            relative = self.walker.owned_file(filename)
-            if relative is not None:
-                return relative, True
-        name = getattr(module, "__name__", None)
-        return _public_module(name), isinstance(name, str) and name.startswith(_PRIVATE)
-
-
-class _ObjectIdentity:
-    """Classes and objects, for one walker: a class by its location (and the project's own by a
-    digest of its code), an object by its class and its whole state. `classes` keeps each
-    class's location in this call, and its digest once made."""
-
-    __slots__ = ("classes", "walker")
-
-    def __init__(self, walker: _Walker) -> None:
-        self.walker = walker
-        self.classes: dict[int, tuple[type, str, Any]] = {}
-
-    def class_location(self, cls: type) -> tuple[str, bool]:
-        """`relative/path.py:qualname` for a class of the project's own files, else
-        `module:qualname`; and whether the class is the project's own."""
-        cached = self.classes.get(id(cls))
-        if cached is not None:
-            return cached[1], cached[2] is not None
-        module = getattr(cls, "__module__", None)
-        qualname = getattr(cls, "__qualname__", cls.__name__)
-        holder = sys.modules.get(module) if isinstance(module, str) else None
-        filename = getattr(holder, "__file__", None)
-        relative = self.walker.owned_file(filename) if isinstance(filename, str) else None
-        if relative is not None:
-            location, owned = f"{relative}:{qualname}", True
-        else:
-            private = isinstance(module, str) and module.startswith(_PRIVATE)
-            location, owned = f"{_public_module(module)}:{qualname}", private
-        self.classes[id(cls)] = (cls, location, ... if owned else None)
-        return location, owned
-
-    def type_parts(self, cls: type, path: str) -> tuple[str, Any]:
-        """A class's location and, for the project's own classes, a digest of its code."""
-        location, owned = self.class_location(cls)
-        if not owned:
-            return location, None
-        code = self.classes[id(cls)][2]
-        if code is ...:
-            code = self.walker.nested(self.class_digest, cls, path)
-            if isinstance(code, str):
-                self.classes[id(cls)] = (cls, location, code)
-        return location, code
-
-    def type_identity(self, cls: type, path: str) -> Any:
-        location, code = self.type_parts(cls, path)
-        out: dict[str, Any] = {"__type__": location}
-        if code is not None:
-            out["code"] = code
-        return out
-
-    def class_digest(self, cls: type, path: str) -> str:
-        """A digest of an own class's methods, properties and plain attributes, its bases and
-        its metaclass. Generated dunder data (`__dict__`, `__dataclass_fields__`, pydantic's
-        schema) and `_sunder_` machinery (enum's maps) are left out: methods cover them."""
-        walker = self.walker
-        body: dict[str, Any] = {}
-        for name, attr in cls.__dict__.items():
-            where = f"{path}.{name}"
-            if isinstance(
-                attr,
-                (
-                    types.FunctionType,
-                    staticmethod,
-                    classmethod,
-                    property,
-                    functools.cached_property,
-                ),
-            ):
-                body[name] = walker.walk(attr, where)
-            elif (
-                _is_dunder(name)
-                or _is_sunder(name)
-                or name == "_abc_impl"
-                or isinstance(attr, (types.MemberDescriptorType, types.GetSetDescriptorType))
-            ):
-                continue
-            else:
-                body[name] = walker.lenient(attr, where)
-        bases = [
-            walker.walk(base, f"{path}.__bases__[{index}]")
-            for index, base in enumerate(cls.__bases__)
-            if base is not object
-        ]
-        metaclass = type(cls)
-        structure = {
-            "attrs": body,
-            "bases": bases,
-            "metaclass": None if metaclass is type else walker.walk(metaclass, f"{path}.__class__"),
-        }
-        return _digest(_dumps(structure))
-
-    def instance(self, value: Any, path: str) -> Any:
-        """Any other object: its class and all its instance attributes, or what its class says
-        its state is (`__reduce__`, `__getstate__`). An object whose state lives in C and that
-        cannot say what it is (a lock, an open file, a generator) is refused."""
-        cls = type(value)
-        out = self.object_head(value, path)
-        if _custom_reduce(cls):
-            try:
-                reduced = value.__reduce_ex__(4)
-            except Exception as exc:
-                raise self.unidentifiable(value, path, f"it cannot be pickled: {exc}") from None
-            out["reduce"] = self.reduced(reduced, path)
-            return out
-        try:
-            object.__reduce_ex__(value, 4)  # refuses an object whose state lives in C
-        except Exception as exc:
-            raise self.unidentifiable(value, path, f"it cannot be pickled: {exc}") from None
-        if cls.__getstate__ is not object.__getstate__:  # type: ignore[comparison-overlap]
-            try:
-                state = value.__getstate__()
-            except Exception as exc:
-                raise self.unidentifiable(value, path, f"its __getstate__ failed: {exc}") from None
-            if isinstance(state, dict) and all(type(key) is str for key in state):
-                out["state"] = {
-                    key: self.walker.walk(item, f"{path}.{key}") for key, item in state.items()
-                }
-            else:
-                out["getstate"] = self.walker.walk(state, f"{path}.__getstate__()")
-            return out
-        out["state"] = self.attributes(value, path)
-        return out
-
-    def unidentifiable(self, value: Any, path: str, reason: str) -> UnidentifiableValue:
-        """The refusal of an object that cannot say what its state is: its path and type."""
-        kind = type(value)
-        return UnidentifiableValue(
-            f"{path} holds a {kind.__module__}.{kind.__qualname__}, which has no canonical "
-            f"identity ({reason}): {_ADVICE}",
-            path,
-        )
-
-    def object_head(self, value: Any, path: str) -> dict[str, Any]:
-        """An object's class; all that is recorded of a logger, which never changes a prompt
-        or a score, and whose name is its module's (private, path-derived) name."""
-        location, code = self.type_parts(type(value), f"{path}.__class__")
-        out: dict[str, Any] = {"__object__": location}
-        if code is not None:
-            out["code"] = code
-        return out
-
-    def attributes(self, value: Any, path: str) -> dict[str, Any]:
-        """Every instance attribute: the whole `__dict__` and every slot along the MRO."""
-        state: dict[str, Any] = {}
-        try:
-            attrs = object.__getattribute__(value, "__dict__")
-        except AttributeError:
-            attrs = None
-        if isinstance(attrs, dict):
-            for name, item in attrs.items():
-                state[str(name)] = self.walker.walk(item, f"{path}.{name}")
-        for name, descriptor in _slots(type(value)):
-            if name in state:
-                continue
-            try:
-                item = descriptor.__get__(value, type(value))
-            except AttributeError:
-                state[name] = {"__unset__": True}
-                continue
-            state[name] = self.walker.walk(item, f"{path}.{name}")
-        return state
-
-    def reduced(self, reduced: Any, path: str) -> Any:
-        """What `__reduce_ex__` returned: a global's name, or (callable, args, state, ...)."""
-        if isinstance(reduced, str):
-            return reduced
-        if not isinstance(reduced, tuple) or not 2 <= len(reduced) <= 6:
-            raise UnidentifiableValue(
-                f"{path} reduces to a {type(reduced).__qualname__}, which has no canonical "
-                f"identity: {_ADVICE}",
-                path,
-            )
-        parts = []
-        for index, part in enumerate(reduced):
-            if index in (3, 4) and part is not None:
-                part = list(part)  # items iterators
-            parts.append(self.walker.walk(part, f"{path}.__reduce_ex__(4)[{index}]"))
-        return parts
-
-    def container_object(self, value: Any, path: str) -> Any:
-        """A subclass of dict, list, tuple or set (a namedtuple, a defaultdict): its class, its
-        items and its attributes."""
-        out = self.object_head(value, path)
-        if isinstance(value, dict):
-            out["items"] = self.walker.mapping(dict(dict.items(value)), path)
-            if isinstance(value, defaultdict):
-                out["default_factory"] = self.walker.walk(
-                    value.default_factory, f"{path}.default_factory"
-                )
-        elif isinstance(value, (set, frozenset)):
-            out["items"] = self.walker.set_(value, path)
-        else:
-            out["items"] = self.walker.sequence(_iterate(value), path)
-        out["state"] = self.attributes(value, path)
-        return out
-
-    def scalar_object(self, value: Any, path: str) -> Any:
-        """A subclass of int, float, str or bytes: its class, its value and its attributes."""
-        out = self.object_head(value, path)
-        plain: Any
-        if isinstance(value, int):
-            plain = int.__int__(value)
-        elif isinstance(value, float):
-            plain = float.__float__(value)
-        elif isinstance(value, complex):
-            plain = complex(value.real, value.imag)
-        elif isinstance(value, str):
-            plain = str.__getitem__(value, slice(None))
-        else:
-            plain = bytes(value)
-        out["value"] = self.walker.walk(plain, f"{path}")
-        out["state"] = self.attributes(value, path)
-        return out
-
-
-def _iterate(value: Any) -> Iterator[Any]:
-    """A list or tuple subclass's own items, whatever its `__iter__` says."""
-    kind = list if isinstance(value, list) else tuple
-    return kind.__iter__(value)
 
 
 _Binding = Callable[[_Walker], _Handler]
