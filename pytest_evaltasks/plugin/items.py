@@ -264,14 +264,15 @@ class TaskItem(CheckItem):
         """The check's decision for this item, with what it found copied onto `result` (no
         file written, no lint run): what the item and the look-ahead process both do."""
         options = context.options
+        recorded = self._recorded(context)
+        new_only = options.update_new_only and recorded.text is None and recorded.error is None
         mode = CheckMode(
-            update=options.update,
+            update=options.update or new_only,
             allow_unversioned=options.allow_unversioned,
             docs_shown=options.run.docs_shown,
             verbosity=self.config.get_verbosity(),
             base_ref=context.base.ref if context.base is not None else None,
         )
-        recorded = self._recorded(context)
         result.snapshot = recorded.where
         decision = check(self.name, recorded, self._base(context), builds, mode)
         result.outcome = decision.outcome
@@ -574,6 +575,10 @@ class OrphanItem(CheckItem):
                 f"of them may define its task"
             )
         if context.options.update and self.orphan.label is not None:
+            if context.options.no_cleanup:
+                result.details.append("kept: --snapshot-no-cleanup")
+                self.warn_here(f"{result.headline}; kept (--snapshot-no-cleanup)")
+                return
             if context.plan.broken:
                 result.details.append("not deleted by --snapshot-update, for that reason")
                 self._unused(

@@ -48,6 +48,14 @@ class Options:
     per shard; `python -m pytest_evaltasks.plugin.report merge` makes them one report)."""
     warn_unused: bool = False
     """syrupy's `--snapshot-warn-unused`: an orphan snapshot warns instead of failing."""
+    update_new_only: bool = False
+    """syrupy's `--snapshot-update-new-only`: record the tasks that have no snapshot yet, and
+    check every other one as a compare run does."""
+    no_cleanup: bool = False
+    """syrupy's `--snapshot-no-cleanup`: `--snapshot-update` keeps orphan snapshots (each a
+    warning) instead of deleting them."""
+    disable_unused: bool = False
+    """syrupy's `--snapshot-disable-unused`: no orphan snapshot is looked for."""
     details: bool = False
     """syrupy's `--snapshot-details`: the summary lists every item's snapshot and outcome."""
     lint_ignore: list[tuple[str, list[str]]] = field(default_factory=list)
@@ -117,7 +125,7 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         problems.append(_partial_against_base(config))
     home = _home(task_dirs, custom, root)
     data_dir = data_dir or home / "data"
-    snapshot_dir = snapshot_dir or home / "__snapshots__"
+    snapshot_dir = snapshot_dir or home / str(getattr(opt, "snapshot_dirname", "__snapshots__"))
     for option, path in (
         ("--evaltasks-snapshot-dir", snapshot_dir),
         ("--evaltasks-data", data_dir),
@@ -178,6 +186,9 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         export=_one_path(cwd, opt.evaltasks_export),
         results=_one_path(cwd, opt.evaltasks_results),
         warn_unused=bool(getattr(opt, "warn_unused_snapshots", False)),
+        update_new_only=bool(getattr(opt, "update_new_snapshots_only", False)),
+        no_cleanup=bool(getattr(opt, "no_cleanup", False)),
+        disable_unused=bool(getattr(opt, "disable_unused_snapshots", False)),
         details=bool(getattr(opt, "include_snapshot_details", False)),
         renderings=renderings,
         tokens=tokens,

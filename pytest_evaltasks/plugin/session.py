@@ -240,7 +240,7 @@ def header_lines(context: RunContext) -> list[str]:
     data, what a changed-only or local-only run left out, and warnings about the task files."""
     options = context.options
     plan = context.plan
-    mode = "update" if options.update else "compare"
+    mode = run_mode(options)
     extra = []
     if plan.broken:
         extra.append(count(len(plan.broken), "broken task module"))
@@ -293,7 +293,7 @@ def selection_of(context: RunContext) -> Selection:
     options = context.options
     plan = context.plan
     return Selection(
-        mode="update" if options.update else "compare",
+        mode=run_mode(options),
         spec=options.spec,
         tasks=len(plan.requests),
         broken=len(plan.broken),
@@ -301,3 +301,10 @@ def selection_of(context: RunContext) -> Selection:
         changed=context.changes.describe() if context.changes is not None else None,
         base_ref=context.base.ref if context.base is not None else None,
     )
+
+
+def run_mode(options: Options) -> str:
+    """The run's mode as the header and the report name it."""
+    if options.update:
+        return "update"
+    return "update new only" if options.update_new_only else "compare"

@@ -105,3 +105,46 @@ def test_snapshot_details_lists_every_items_file_and_outcome(project: EvalProjec
         "  mytask:sub|0: unchanged (tasks/__snapshots__/mytask-sub-0)",
         "  tasks/__snapshots__/solo-0: orphan, deleted",
     ]
+
+
+def test_no_cleanup_keeps_an_orphan_under_update_and_says_so(project: EvalProject) -> None:
+    orphan = _with_an_orphan(project)
+    kept = project.run("--evaltasks", "all", "--snapshot-update", "--snapshot-no-cleanup")
+    assert kept.ret == pytest.ExitCode.OK
+    kept.stdout.fnmatch_lines(["*orphan snapshot*solo*kept (--snapshot-no-cleanup)*"])
+    assert "deleted" not in kept.stdout.str()
+    assert (project.snapshot_dir / orphan).is_file()
+    project.run("--evaltasks", "all", "--snapshot-update").stdout.fnmatch_lines(
+        ["snapshots: 0 written, 1 deleted"]
+    )
+    assert not (project.snapshot_dir / orphan).exists()
+
+
+def test_disable_unused_looks_for_no_orphan(project: EvalProject) -> None:
+    orphan = _with_an_orphan(project)
+    quiet = project.run("--evaltasks", "all", "--snapshot-disable-unused")
+    quiet.assert_outcomes(passed=2)
+    updated = project.run("--evaltasks", "all", "--snapshot-update", "--snapshot-disable-unused")
+    updated.assert_outcomes(passed=2)
+    assert (project.snapshot_dir / orphan).is_file()
+
+
+def test_update_new_only_records_new_tasks_and_checks_the_others(project: EvalProject) -> None:
+    project.run("--evaltasks", "mytask:sub", "--snapshot-update").assert_outcomes(passed=1)
+    recorded = project.snapshot("mytask:sub|0").read_bytes()
+    project.write_tasks(edited=(1,))  # mytask:sub's prompts change, without a version bump
+    result = project.run("--evaltasks", "all", "--snapshot-update-new-only")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*(update new only mode)*", "*mytask:sub|0*version is still 0*"])
+    assert project.snapshot("mytask:sub|0").read_bytes() == recorded
+    assert project.snapshot("solo|0").is_file() and project.snapshot("mytask:other|0").is_file()
+
+
+def test_snapshot_dirname_names_the_snapshot_folder(project: EvalProject) -> None:
+    project.run("--evaltasks", "all", "--snapshot-update", "--snapshot-dirname=snaps")
+    snaps = project.root / "tasks" / "snaps"
+    assert {path.name for path in snaps.iterdir()} == {
+        project.snapshot(label).name for label in ("mytask:sub|0", "mytask:other|0", "solo|0")
+    }
+    assert not project.snapshot_dir.exists()
+    project.run("--evaltasks", "all", "--snapshot-dirname=snaps").assert_outcomes(passed=3)
