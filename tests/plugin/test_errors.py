@@ -192,3 +192,19 @@ def test_broken_task_module_is_named_and_other_tasks_still_run(project: EvalProj
     missing = project.run("--evaltasks", "broken_task")
     assert missing.ret == pytest.ExitCode.USAGE_ERROR
     missing.stderr.fnmatch_lines(["*'broken_task'*", "*failed to import*", f"*{broken}*"])
+
+
+@pytest.mark.parametrize("name", ["TASK_TABLE", "tasks_table", "TASKS_TABEL"])
+def test_a_misspelt_table_is_named_with_what_to_do(project: EvalProject, name: str) -> None:
+    """A task module whose table has a near-miss name is not skipped in silence: it fails as
+    a broken module that names the spelling; a helper module with no table is left alone."""
+    (project.root / "tasks" / "demo.py").unlink()
+    module = project.write_tasks(module="sciq")
+    module.write_text(module.read_text(encoding="utf-8").replace("TASKS_TABLE", name), "utf-8")
+    (project.root / "tasks" / "helpers.py").write_text("WORDS = ['a', 'b']\n", "utf-8")
+    result = project.run("--evaltasks", "all")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*tasks/sciq.py*", f"it defines {name}, not TASKS_TABLE: rename it to TASKS_TABLE*"]
+    )
+    assert "helpers.py" not in result.stdout.str()

@@ -85,7 +85,17 @@ class LightevalModules:
                 raise RegistryError(f"custom task file {path} failed to import:\n{loaded.error}")
             registrar.mark_broken(path, loaded.error or "")
             return
-        table: Any = getattr(loaded.module, "TASKS_TABLE", [])
+        if not hasattr(loaded.module, TABLE):
+            near = _near_table(loaded.module)
+            if near is not None:
+                registrar.mark_broken(
+                    path,
+                    f"it defines {near}, not {TABLE}: rename it to {TABLE} (the only name a "
+                    f"task module's table is read from), or start the file's name with '_' if "
+                    f"it holds no tasks\n",
+                )
+            return
+        table: Any = getattr(loaded.module, TABLE)
         if isinstance(table, (str, bytes)) or not isinstance(table, Iterable):
             registrar.mark_broken(path, "TASKS_TABLE must be a list of task configs\n")
             return
@@ -306,6 +316,25 @@ class LightevalModules:
 
         task = Task(self.task_config(entry), data_dir=self.data_dir, request=request)
         return SliceSource.for_task(task, data_dir)
+
+
+TABLE = "TASKS_TABLE"
+"""The module-level name a task module's configs are read from."""
+
+
+def _near_table(module: ModuleType) -> str | None:
+    """A module-level name that looks like a misspelt `TASKS_TABLE` (`TASK_TABLE`,
+    `tasks_table`, `TASKS_TABEL`) holding a list or tuple, or None."""
+    import difflib
+
+    names = [
+        name
+        for name, value in vars(module).items()
+        if isinstance(value, (list, tuple)) and not name.startswith("__")
+    ]
+    upper = {name.upper(): name for name in names}
+    found = difflib.get_close_matches(TABLE, list(upper), n=1, cutoff=0.8)
+    return upper[found[0]] if found else None
 
 
 SOURCE_KIND = SourceKind(LIGHTEVAL, holds_task_modules, LightevalModules)
