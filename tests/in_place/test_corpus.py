@@ -1,6 +1,6 @@
 """Every lighteval task, rendered by us and by lighteval itself on synthesized rows.
 
-Needs lighteval 0.13 (`tox -e lighteval`, or the second venv of `.ci/run`); skipped without it.
+Needs lighteval 0.13 (`tox -e lighteval`, or the harnesses venv of `.ci/run`); skipped without it.
 The cases are every task of lighteval's `tasks/tasks` folder (its subfolders' `main.py`
 included) and, of every `multilingual/tasks` module, a sample and every task we cannot
 request; at 0 and 3 shots, some at 5, some with a system prompt (a list of few-shot splits: at

@@ -1,6 +1,6 @@
 """lighteval's own task files, unmodified and in place, give lighteval's prompts.
 
-Needs lighteval 0.13 (`tox -e lighteval`, or the second venv of `.ci/run`); skipped without it.
+Needs lighteval 0.13 (`tox -e lighteval`, or the harnesses venv of `.ci/run`); skipped without it.
 Each task is rendered twice, by lighteval's `LightevalTask` and `PromptManager` (a one-task run:
 global generators seeded with 1234) and by our registry pointed at lighteval's task folder, and
 every doc's id, task name, few-shot ids, plain prompt and chat messages must be equal.
