@@ -101,10 +101,30 @@ def test_tuples_become_lists() -> None:
     assert c.stop_sequence == ["\n\n", "Question:"]
 
 
-def test_string_version_and_negative_generation_size_are_accepted() -> None:
-    c = config(version="0.1", generation_size=-1)
-    assert c.version == "0.1"
-    assert c.generation_size == -1
+def test_negative_generation_size_is_accepted() -> None:
+    assert config(generation_size=-1).generation_size == -1
+
+
+@pytest.mark.parametrize(
+    ("value", "shown", "hint"),
+    [
+        ("1", "'1'", "not str: write version=1"),
+        (1.0, "1.0", "not float: write version=1"),
+        ("v2", "'v2'", "not str: write version=2"),
+        ("0.1", "'0.1'", "not str: write an int such as version=1"),
+        (True, "True", "not bool: write an int such as version=1"),
+        (None, "None", "not NoneType: write an int such as version=1"),
+    ],
+)
+def test_a_version_that_is_not_an_int_is_refused_naming_the_task_and_value(
+    value: object, shown: str, hint: str
+) -> None:
+    with pytest.raises(TaskConfigError) as info:
+        config(name="capitals", version=value)
+    assert str(info.value) == (
+        f"task 'capitals': invalid config: field 'version' = {shown}: must be an int (the "
+        f"task's version, raised by one with each change of its prompts), {hint}"
+    )
 
 
 def test_every_few_shot_selection_is_accepted() -> None:
@@ -344,7 +364,7 @@ gsm8k_task = LightevalTaskConfig(
         )
     ],
     stop_sequence=("Question:",),
-    version="0.1",
+    version=1,
 )
 
 arc_easy = LightevalTaskConfig(
@@ -411,7 +431,7 @@ def test_ported_file_loads_with_lighteval_values(ported: Registry) -> None:
     assert gsm.evaluation_splits == ["test"]
     assert gsm.stop_sequence == ["Question:"]
     assert gsm.generation_size == -1
-    assert gsm.version == "0.1"
+    assert gsm.version == 1
     assert gsm.metric_names == [
         "em:normalize_gold=gsm8k_normalizer&normalize_pred=gsm8k_normalizer"
     ]

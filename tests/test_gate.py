@@ -216,3 +216,18 @@ def test_an_upgrade_does_not_excuse_a_change_to_a_config_the_user_owns() -> None
         same = facts({"0": "b"}, settings={"harness_x": '"1.0"'})
         plain = judge(old, same if upstream else new, update=True, upstream=upstream)
         assert plain.outcome is Outcome.UNVERSIONED and "changed too" not in plain.headline
+
+
+def test_a_change_to_a_harness_owned_task_without_an_upgrade_advises_no_version_bump() -> None:
+    """The user cannot bump a version in a config the harness owns: the advice is to reinstall
+    or to copy the task into their own folder; a config of the user's keeps the bump."""
+    old = facts({"0": "a"}, settings={"harness_x": '"1.0"'})
+    new = facts({"0": "b"}, settings={"harness_x": '"1.0"'})
+    owned = judge(old, new, update=False, upstream=HARNESS)
+    assert owned.outcome is Outcome.UNVERSIONED
+    assert "bump the task's `version`" not in owned.headline
+    assert "its YAML is harness-x's own, with no version of yours to bump" in owned.headline
+    assert "pip install --force-reinstall" in owned.headline
+    assert "copy its YAML into your task folder under a new name" in owned.headline
+    mine = judge(old, new, update=False, upstream=dataclasses.replace(HARNESS, owned=False))
+    assert "bump the task's `version` in its config" in mine.headline

@@ -125,8 +125,14 @@ def test_no_engine_module_imports_a_harness() -> None:
         if name.split(".")[1] != "engine":
             continue
         for node in ast.walk(ast.parse(path.read_bytes())):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else (
+                    [node.module or ""]
+                    if isinstance(node, ast.ImportFrom) and not node.level
+                    else []
+                )
             )
             found += [f"{name}: {n}" for n in names if n.split(".")[0] in harnesses]
     assert found == []

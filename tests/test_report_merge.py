@@ -178,7 +178,7 @@ def test_a_report_cut_to_its_budget_is_cut_the_same_way() -> None:
     ]
     groups = [1 + position % 3 for position in range(len(many))]
     runs = shards(many, groups)
-    budgets = (Budget(REPORT_CHARS), Budget(9_000), Budget(SUMMARY_BYTES, in_bytes=True))
+    budgets = (Budget(REPORT_CHARS // 4), Budget(9_000), Budget(SUMMARY_BYTES, in_bytes=True))
     for budget in budgets:
         expected = unsharded(many, budget=budget)
         assert ("Cut to fit" in expected) == (budget.limit < SUMMARY_BYTES)

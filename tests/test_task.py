@@ -71,11 +71,11 @@ def snapshot(docs: list[Doc]) -> list[tuple[Any, ...]]:
 
 
 def test_full_name_name_and_version(tmp_path: Path) -> None:
-    task = make_task(tmp_path, rows(2), num_fewshots=4, version="1.2")
+    task = make_task(tmp_path, rows(2), num_fewshots=4, version=12)
     assert task.full_name == "the_task|4"
     assert task.name == "the_task"
     assert task.num_fewshots == 4
-    assert task.version == "1.2"
+    assert task.version == 12
     assert repr(task) == "Task('the_task|4')"
 
 

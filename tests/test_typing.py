@@ -45,7 +45,7 @@ TASKS_TABLE = [
                         hf_repo="me/capitals", hf_subset=None, evaluation_splits=("test",),
                         few_shots_select="sequential", generation_size=16,
                         stop_sequence=["\\n"], metrics=(pass_at_1, Metrics.quasi_exact_match),
-                        version="2024-01"),
+                        version=2),
 ]
 """
 

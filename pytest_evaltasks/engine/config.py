@@ -78,7 +78,7 @@ FIELDS: dict[str, tuple[cs.CoreSchema, Any]] = {
     "must_remove_duplicate_docs": (cs.bool_schema(strict=True), False),
     "num_fewshots": (cs.int_schema(strict=True, ge=0), 0),
     "truncate_fewshots": (cs.bool_schema(strict=True), False),
-    "version": (cs.union_schema([_strict_int(), cs.str_schema(min_length=1)]), 0),
+    "version": (_strict_int(), 0),
 }
 """Field -> (schema, default): lighteval's fields and defaults; `REQUIRED` has none."""
 
@@ -205,7 +205,7 @@ class TaskConfig:
             must_remove_duplicate_docs: bool = False,
             num_fewshots: int = 0,
             truncate_fewshots: bool = False,
-            version: int | str = 0,
+            version: int = 0,
         ) -> None:
             """Validate, turning the report into one error that names the task."""
 
@@ -254,6 +254,12 @@ class TaskConfig:
     def set_extra_fields(self, fields: dict[str, Any]) -> None:
         """Keep the unknown fields of a converted config (see `extra_fields`)."""
         object.__setattr__(self, "_extra", dict(fields))
+
+    def keep_upstream_version(self, version: int | str) -> None:
+        """Give a config its harness's own version as the harness wrote it (lighteval's own
+        task files write `version="0.1"`; lighteval does not check the type). Only the adapter
+        of a harness-owned file calls this: a project's configs are validated as ints."""
+        object.__setattr__(self, "version", version)
 
     def set_source(self, path: str, line: int) -> None:
         """Locate a config made elsewhere (a converted lighteval config) at its task file."""
@@ -316,6 +322,10 @@ def _prepare(data: dict[str, Any]) -> tuple[dict[str, Any], list[Problem]]:
             split = prepared["few_shots_split"] = list(split)
         if isinstance(split, list) and len(split) == 1:
             prepared["few_shots_split"] = split[0]
+    version = prepared.get("version", 0)
+    if type(version) is not int:
+        problems.append(("version", version, _version_problem(version)))
+        del prepared["version"]
     metrics = prepared.get("metrics", [])
     if type(metrics) is not list:
         if isinstance(metrics, (str, bytes)) or not isinstance(metrics, Sequence):
@@ -334,6 +344,24 @@ def _reject_unknown_fields(data: dict[str, Any]) -> None:
     task = data.get("name", "<unnamed>")
     details = "; ".join(f"{key!r}{did_you_mean(key, FIELDS)}" for key in unknown)
     raise TaskConfigError(f"task {task!r}: unknown config field {details}")
+
+
+def _version_problem(value: Any) -> str:
+    """Why a version that is not an int is refused, and the int to write instead: the gate
+    orders versions, and `"1"`, `1.0` or `"v1"` would be a second spelling of one."""
+    text = str(value).strip().lstrip("vV")
+    try:
+        number = float(text)
+    except ValueError:
+        number = None
+    if isinstance(value, bool) or number is None or not number.is_integer():
+        hint = "an int such as version=1"
+    else:
+        hint = f"version={int(number)}"
+    return (
+        f"must be an int (the task's version, raised by one with each change of its prompts), "
+        f"not {type(value).__name__}: write {hint}"
+    )
 
 
 def _errors(exc: ValidationError) -> list[Problem]:

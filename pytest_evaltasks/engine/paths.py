@@ -25,6 +25,7 @@ from pathlib import Path
 _FORMAT_3: contextvars.ContextVar[bool] = contextvars.ContextVar("format_3", default=False)
 """Whether paths are named as format 3 named them (`format_3_paths`)."""
 
+
 @contextlib.contextmanager
 def format_3_paths() -> Iterator[None]:
     """Paths named as format 3 named them, to verify a file in that format: only those inside

@@ -364,11 +364,11 @@ def load_hub_dataset(source: RowSource, *, saving: bool = False) -> Any:
     once (the local copy is what is being made, and that command is what was run)."""
     where = source.expected_dir
     local_hint = f"no local copy at {where}" if where is not None else "no data root"
-    offline = _offline()
+    cache_only = offline()
     # A dataset folder (read as a repo) or a packaged builder needs no Hub.
     local = Path(source.hf_repo).is_dir() or source.hf_repo in PACKAGED_BUILDERS
     what = f"{source.hf_repo!r} subset {source.hf_subset!r}"
-    if not offline and not local and not hub_reachable():
+    if not cache_only and not local and not hub_reachable():
         if saving:
             raise DatasetError(
                 f"task {source.task_name!r}: cannot save a slice of {what}: the Hugging Face "
@@ -401,7 +401,7 @@ def load_hub_dataset(source: RowSource, *, saving: bool = False) -> Any:
                 f"cache was asked: set HF_HUB_OFFLINE=0 and HF_DATASETS_OFFLINE=0 where the Hub "
                 f"is reachable and save again, or commit a slice saved elsewhere to {where} (in "
                 f"the data root {source.data_dir})."
-                if offline
+                if cache_only
                 else "Check hf_repo, hf_subset, hf_revision and hf_data_files, and that the "
                 "dataset is reachable from here."
             )
@@ -412,12 +412,12 @@ def load_hub_dataset(source: RowSource, *, saving: bool = False) -> Any:
         raise DatasetError(
             f"task {source.task_name!r}: cannot load dataset {what} {revision} from the Hugging "
             f"Face Hub or its cache ({local_hint}"
-            f"{'; offline mode is on' if offline else ''}): {type(exc).__name__}: {exc}. "
+            f"{'; offline mode is on' if cache_only else ''}): {type(exc).__name__}: {exc}. "
             f"Put the split files in the local data directory, or make the dataset reachable."
         ) from exc
 
 
-def _offline() -> bool:
+def offline() -> bool:
     """`HF_HUB_OFFLINE` or `HF_DATASETS_OFFLINE` is set (the cache alone is used)."""
     return any(
         os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")

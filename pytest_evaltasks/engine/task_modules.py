@@ -201,6 +201,7 @@ def load_module(path: Path, name: str) -> LoadedModule:
             (f"output while importing:\n{shown}" if shown else "")
             + traceback.format_exc(limit=-3)
             + porting_hint(exc, recorder.failed)
+            + sibling_hint(exc, path)
         )
     loaded.edges = recorder.edges
     loaded.opened = recorder.files
@@ -247,6 +248,30 @@ def _quiet(output: io.StringIO) -> Iterator[None]:
             yield
     finally:
         root.handlers = saved
+
+
+def sibling_hint(exc: BaseException, path: Path) -> str:
+    """Advice when a task file imports a helper of its own folder by its plain name
+    (`from _prompts import ...`): each task folder is imported as a package of its own, so the
+    helper is found only by a relative import (README.md, "Write a task")."""
+    if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+        return ""
+    parts = exc.name.split(".")
+    folder = path.parent
+    helper = folder.joinpath(*parts)
+    if parts[0] == folder.name and len(parts) > 1:  # `from tasks._prompts import ...`
+        helper = folder.joinpath(*parts[1:])
+        parts = parts[1:]
+    found = [file for file in (helper.with_suffix(".py"), helper / "__init__.py") if file.is_file()]
+    if not found:
+        return ""
+    relative = "." + ".".join(parts)
+    return (
+        f"hint: {exc.name!r} is {found[0].relative_to(folder.parent).as_posix()} beside this "
+        f"task file; "
+        f"import it relatively: `from {relative} import ...` (each task folder is imported as a "
+        f"package of its own, so a plain `import {exc.name}` does not find it)\n"
+    )
 
 
 def porting_hint(exc: BaseException, failed: str | None) -> str:

@@ -99,7 +99,8 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(
         "--evaltasks-report",
         metavar="PATH",
-        help="write the run as Markdown to PATH (and append it to $GITHUB_STEP_SUMMARY)",
+        help="write the run as Markdown to PATH (and append it to $GITHUB_STEP_SUMMARY); a PATH "
+        "ending in .html gets a static HTML page with side-by-side diffs",
     )
     group.addoption(
         "--evaltasks-results",

@@ -58,7 +58,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "evaltask: a snapshot check of one evaluation task")
     node_ids = take_node_ids(config)
     option = config.option
-    if option.evaltasks is None and option.evaltasks_changed is None and not node_ids:
+    asked = option.evaltasks is not None or option.evaltasks_changed is not None or node_ids
+    if not asked and not _rerun_last_failed(config):
         return
     if option.evaltasks_save_data is not None or option.evaltasks_show is not None:
         return
@@ -113,3 +114,18 @@ def _bar_outside_quotes(expression: str) -> bool:
         elif char == "|":
             return True
     return False
+
+
+def _rerun_last_failed(config: pytest.Config) -> bool:
+    """`pytest --lf` after a run whose task items failed: ask for their tasks again (pytest's
+    last-failed filter keeps the failed items). Whether it did."""
+    cache = getattr(config, "cache", None)
+    if not getattr(config.option, "lf", False) or cache is None:
+        return False
+    from .command_line import NODE_PREFIX
+    from .plan import last_failed_specs
+
+    specs = last_failed_specs(cache.get("cache/lastfailed", {}), NODE_PREFIX)
+    if specs:
+        config.option.evaltasks = specs
+    return bool(specs)

@@ -593,7 +593,9 @@ class OrphanItem(CheckItem):
         advice = (
             "delete it by hand (it is not a snapshot this version can read)"
             if self.orphan.label is None
-            else "delete it with --snapshot-update, or restore its task"
+            else "restore its task (a renamed task, a module that no longer defines it or "
+            "whose table is misspelt, a config removed by mistake); if the task is gone for good, "
+            "delete the snapshot with --snapshot-update"
         )
         result.details.append(f"what to do: {advice}")
         self._unused(context, f"{result.headline}; {advice}")

@@ -7,6 +7,7 @@ failed to import, and a failing item for each snapshot file that belongs to no r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,6 +49,27 @@ class RunPlan:
     def size(self) -> int:
         """Items in the run."""
         return len(self.requests) + len(self.broken) + len(self.orphans) + len(self.unusable)
+
+
+def last_failed_specs(lastfailed: Mapping[str, object], prefix: str) -> list[str]:
+    """`pytest --lf` with no task string: the task strings whose items include every evaltasks
+    item that failed last (pytest's own last-failed filter then keeps only those). A failed
+    broken module or orphan snapshot (its item is named by its file, `.py` or `.txt`) is an item
+    of `all` only, which is then asked for too. Empty when no evaltasks item failed."""
+    tasks: list[str] = []
+    other = False
+    for node in lastfailed:
+        if not node.startswith(prefix):
+            continue
+        name = split_item_name(node[len(prefix) :])[0]
+        if name.endswith((".py", ".txt")) and "|" not in name:
+            other = True  # tasks/broken.py, tasks/__snapshots__/gone-0--1234.txt
+            continue
+        tasks.append(name)
+    specs = [ALL_TASKS] if other else []
+    if tasks:
+        specs.append(",".join(dict.fromkeys(sorted(tasks))))
+    return specs
 
 
 def plan_run(

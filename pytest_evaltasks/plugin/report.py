@@ -1,4 +1,5 @@
-"""`--evaltasks-report=PATH`: the run as Markdown, for a pull request and a job summary.
+"""`--evaltasks-report=PATH`: the run as Markdown, for a pull request and a job summary (a
+path ending in `.html` gets the page of `report_html` instead; the job summary is Markdown).
 
 It starts with why these items ran (the task string, `--evaltasks-changed`, `--evaltasks-base`)
 and the run summary, then a table of every item (failures first: outcome, changed docs,
@@ -20,7 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -29,6 +30,17 @@ import pytest
 from ..files import write_atomic
 from .destinations import ENV, report_problems
 from .results import ResultsError, merge, read
+from .review import (
+    Group,
+    diff_lines,
+    edits,
+    failed,
+    groups,
+    headline,
+    items_and_tasks,
+    order,
+    segments,
+)
 from .summary import ItemResult, RunSummary, Selection, count
 
 REPORT_CHARS = 65_536
@@ -83,7 +95,7 @@ def markdown(
     (passed, failed). `notes`: warnings shown under the heading (a merge of results files
     that are not one run's)."""
     selection = selection or Selection()
-    results = sorted(summary.results, key=lambda result: _order(result, outcomes))
+    results = sorted(summary.results, key=lambda result: order(result, outcomes))
     if not results:
         text = _nothing_ran(selection, notes)
     else:
@@ -93,21 +105,6 @@ def markdown(
             if budget.size(text) <= budget.limit:
                 return text
     return text if budget.size(text) <= budget.limit else _hard_cut(text, budget)
-
-
-_KINDS = {"task": 0, "module": 1, "orphan": 2}
-
-
-def _order(result: ItemResult, outcomes: Mapping[str, str]) -> tuple[int, int, str]:
-    """Failures first, then passing items with a change to review, then the rest; within
-    each, tasks, broken modules, orphans; then by label (the same order serially and under
-    xdist, whatever order the reports arrive in)."""
-    rank = 0 if _failed(result, outcomes) else 1 if result.details else 2
-    return (rank, _KINDS.get(result.kind, 3), result.label)
-
-
-def _failed(result: ItemResult, outcomes: Mapping[str, str]) -> bool:
-    return outcomes.get(result.label, "failed") != "passed"
 
 
 def _nothing_ran(selection: Selection, notes: Sequence[str] = ()) -> str:
@@ -202,22 +199,24 @@ def _fitted(
     reviewed: list[ItemResult] = []
     rest: list[ItemResult] = []
     for result in results:
-        if _failed(result, outcomes):
+        if failed(result, outcomes):
             failing.append(result)
         elif result.details and result.headline:
             reviewed.append(result)
         else:
             rest.append(result)
-    failing_rows = [_row(result, outcomes) for result in failing]
-    reviewed_rows = [_row(result, outcomes) for result in reviewed]
+    failing_groups = groups(failing)
+    reviewed_groups = groups(reviewed)
+    failing_rows = [_group_row(group, outcomes) for group in failing_groups]
+    reviewed_rows = [_group_row(group, outcomes) for group in reviewed_groups]
     rest_rows = [_row(result, outcomes) for result in rest]
     lint = [
         f"- {_code(result.label)}: {_text(finding)}"
         for result in results
         for finding in result.lint
     ]
-    failed_blocks = _blocks([result for result in failing if result.headline], budget)
-    reviewed_blocks = _blocks(reviewed, budget)
+    failed_blocks = _blocks([group for group in failing_groups if group.first.headline], budget)
+    reviewed_blocks = _blocks(reviewed_groups, budget)
     head = [
         f"## pytest-evaltasks: {count(len(results), 'item')} checked ({selection.mode} mode)",
         "",
@@ -241,7 +240,7 @@ def _fitted(
     n_lint = room.take(lint)
 
     rows = [*failing_rows[:n_failing], *reviewed_rows[:n_reviewed], *rest_rows[:n_rest]]
-    rows_left = len(results) - len(rows)
+    rows_left = len(failing_rows) + len(reviewed_rows) + len(rest_rows) - len(rows)
     failing_left = len(failing_rows) - n_failing
     failed_left = sum(block.items for block in failed_blocks[n_failed_blocks:])
     reviewed_left = sum(block.items for block in reviewed_blocks[n_reviewed_blocks:])
@@ -348,24 +347,37 @@ def _row(result: ItemResult, outcomes: Mapping[str, str]) -> str:
 # --- failure details -------------------------------------------------------------------------
 
 
-def _blocks(failing: list[ItemResult], budget: Budget) -> list[_Block]:
-    """One block per failure, except that tasks that failed the same way share one."""
-    groups: dict[object, list[ItemResult]] = {}
-    for position, result in enumerate(failing):
-        key = _group_key(result)
-        groups.setdefault(key if key is not None else position, []).append(result)
-    blocks = []
-    for members in groups.values():
-        if len(members) == 1:
-            blocks.append(_Block(_details(members[0]), 1))
-        else:
-            blocks.append(_Block(_group(members, budget), len(members)))
-    return blocks
+def _group_row(group: Group, outcomes: Mapping[str, str]) -> str:
+    """One table row for a group: its one item's row, or one row that stands for all its
+    members (their block below lists them)."""
+    if len(group.members) == 1:
+        return _row(group.first, outcomes)
+    labels = [member.label for member in group.members]
+    versions = {(m.version_before, m.version_after) for m in group.members}
+    before, after = next(iter(versions)) if len(versions) == 1 else ("various", "various")
+    return (
+        f"| {_code(group.first.label, table=True)} and {len(labels) - 1:,} more: "
+        f"{_text(items_and_tasks(labels))} changed the same way (one block below) | "
+        f"{_text(outcomes.get(group.first.label, '?'))} | {_text(group.first.outcome.value)} | "
+        f"{sum(member.changed_docs for member in group.members):,} | "
+        f"{_text(before if before is not None else '-')} → "
+        f"{_text(after if after is not None else '-')} |"
+    )
+
+
+def _blocks(shown: list[Group], budget: Budget) -> list[_Block]:
+    """One block per group: an item's failure, or tasks that failed the same way."""
+    return [
+        _Block(_details(group.first), 1)
+        if len(group.members) == 1
+        else _Block(_group(group.members, budget), len(group.members))
+        for group in shown
+    ]
 
 
 def _details(result: ItemResult) -> str:
     """One item's failure, collapsed: its headline, then its body."""
-    summary = f"<code>{_html(result.label)}</code>: {_html(_headline(result))}"
+    summary = f"<code>{_html(result.label)}</code>: {_html(headline(result))}"
     if not result.details:
         return f"<p>{summary}</p>"
     return f"<details><summary>{summary}</summary>\n\n{_body(result)}\n\n</details>"
@@ -375,27 +387,21 @@ def _group(members: list[ItemResult], budget: Budget) -> str:
     """Tasks that failed the same way: one heading, the list of tasks, one body."""
     first = members[0]
     outcome = _html(first.outcome.value)
-    diff = _diff_lines(first)
+    diff = diff_lines(first)
+    how_many = items_and_tasks([member.label for member in members])
     if diff:
-        summary = f"{len(members):,} tasks changed the same way{_gist(diff)}: {outcome}"
+        summary = f"{how_many} changed the same way{_gist(diff)}: {outcome}"
         others = "the same edits; their doc ids, positions and other text may differ"
     else:
-        summary = f"{len(members):,} tasks failed the same way: {outcome}"
+        summary = f"{how_many} failed the same way: {outcome}"
         others = "the same text but for their names"
     listed = _names([member.label for member in members], budget.names)
     return (
         f"<details><summary>{summary}</summary>\n\n"
         f"Tasks: {listed}\n\n"
-        f"Shown for {_code(first.label)} (the others: {others}): {_text(_headline(first))}\n\n"
+        f"Shown for {_code(first.label)} (the others: {others}): {_text(headline(first))}\n\n"
         f"{_body(first)}\n\n</details>"
     )
-
-
-def _headline(result: ItemResult) -> str:
-    """The headline without the item's label in front (the block names it already)."""
-    headline = result.headline
-    prefix = f"{result.label}: "
-    return headline[len(prefix) :] if headline.startswith(prefix) else headline
 
 
 def _body(result: ItemResult) -> str:
@@ -415,25 +421,6 @@ def _body(result: ItemResult) -> str:
     return "\n\n".join(parts)
 
 
-def segments(lines: list[str]) -> list[tuple[str, list[str]]]:
-    """A failure body as `text` and `diff` runs. A diff follows a line ending in
-    `(recorded -> current):` and is indented by two spaces in the terminal; here it is not."""
-    parts: list[tuple[str, list[str]]] = []
-    in_diff = False
-    for line in lines:
-        if in_diff and line.startswith("  "):
-            parts[-1][1].append(line[2:])
-            continue
-        in_diff = False
-        if not parts or parts[-1][0] != "text":
-            parts.append(("text", []))
-        parts[-1][1].append(line)
-        if line.endswith("(recorded -> current):"):
-            parts.append(("diff", []))
-            in_diff = True
-    return parts
-
-
 def _fenced(kind: str, lines: list[str]) -> str:
     """Lines in a code fence longer than any run of backticks inside."""
     text = "\n".join(lines)
@@ -450,111 +437,12 @@ def _longest_backtick_run(text: str) -> int:
     return longest
 
 
-# --- grouping --------------------------------------------------------------------------------
-
-
-def _diff_lines(result: ItemResult) -> list[str]:
-    """The lines of an item's diffs, un-indented."""
-    return [line for kind, part in segments(result.details) if kind == "diff" for line in part]
-
-
-def _group_key(result: ItemResult) -> object | None:
-    """What two tasks must share to be shown as one: the same outcome, and the same edits in
-    their diffs (each changed line reduced to the words that changed, so the doc ids, hunk
-    positions, the other text of a line and the task's own name do not count) and the same
-    field changes; or, without a diff, the same body once the task's name is taken out.
-    None: never grouped."""
-    if result.kind != "task" or not result.details:
-        return None
-    plain = _unnamer(result.label)
-    diff = [plain(line) for line in _diff_lines(result)]
-    if not diff:
-        return ("body", result.outcome.value, tuple(plain(line) for line in result.details))
-    edits = _edits(diff)
-    if not edits:
-        return None
-    fields = []
-    heading = ""
-    for kind, part in segments(result.details):
-        for line in part if kind == "text" else ():
-            if not line.startswith(" "):
-                heading = line
-            elif heading in ("task fields changed:", "run settings changed:"):
-                fields.append(plain(line))
-    return ("diff", result.outcome.value, tuple(sorted(set(edits))), tuple(fields))
-
-
-def _unnamer(label: str) -> Callable[[str], str]:
-    """Replace a task's names in a line (`mmlu:high_school_biology|5`, the task name, its
-    subset `high_school_biology` and `high school biology`) by one placeholder."""
-    name = label.split("|", 1)[0].split("@", 1)[0]
-    subset = name.rsplit(":", 1)[-1]
-    variants = {label, name, subset, subset.replace("_", " ")}
-    ordered = sorted((v for v in variants if len(v) >= 3), key=len, reverse=True)
-
-    def plain(line: str) -> str:
-        for variant in ordered:
-            line = line.replace(variant, "\x00")
-        return line
-
-    return plain
-
-
-def _edits(diff: list[str]) -> list[tuple[str, ...]]:
-    """Each change of a diff: a removed line paired with the added line in its place, reduced
-    to the words that differ; a line only removed or only added, whole."""
-    edits: list[tuple[str, ...]] = []
-    removed: list[str] = []
-    added: list[str] = []
-
-    def flush() -> None:
-        for old, new in zip(removed, added, strict=False):
-            edits.append(("~", *_changed_words(old, new)))
-        edits.extend(("-", line.strip()) for line in removed[len(added) :])
-        edits.extend(("+", line.strip()) for line in added[len(removed) :])
-        removed.clear()
-        added.clear()
-
-    for line in diff:
-        if line.startswith(("- [doc ", "+ [doc ")):  # a doc's position changed
-            continue
-        if line.startswith("-"):
-            if added:
-                flush()
-            removed.append(line[1:])
-        elif line.startswith("+"):
-            added.append(line[1:])
-        else:
-            flush()
-    flush()
-    return edits
-
-
-def _changed_words(old: str, new: str) -> tuple[str, str]:
-    """The part of `old` that `new` replaced, widened to whole words: `| Answer: D` and
-    `| ANSWER: D` give `Answer:` and `ANSWER:`."""
-    start = 0
-    limit = min(len(old), len(new))
-    while start < limit and old[start] == new[start]:
-        start += 1
-    end = 0
-    while end < limit - start and old[-1 - end] == new[-1 - end]:
-        end += 1
-    while start > 0 and not old[start - 1].isspace():
-        start -= 1
-    old_end, new_end = len(old) - end, len(new) - end
-    while old_end < len(old) and not old[old_end].isspace():
-        old_end += 1
-        new_end += 1
-    return old[start:old_end].strip(), new[start:new_end].strip()
-
-
 def _gist(diff: list[str]) -> str:
     """The first change of a diff in one line, as HTML: ` (<code>a</code> → <code>b</code>)`."""
-    edits = _edits(diff)
-    if not edits:
+    changes = edits(diff)
+    if not changes:
         return ""
-    first = edits[0]
+    first = changes[0]
     if first[0] == "~":
         return f" ({_html_code(first[1])} → {_html_code(first[2])})"
     verb = "removed" if first[0] == "-" else "added"
@@ -625,7 +513,12 @@ def publish(
     problems = []
     if path is not None:
         try:
-            text = markdown(summary, outcomes, selection, notes=notes)
+            if is_html(path):
+                from .report_html import html_report
+
+                text = html_report(summary, outcomes, selection, notes=notes)
+            else:
+                text = markdown(summary, outcomes, selection, notes=notes)
             write_atomic(path, text.encode("utf-8"))
         except OSError as exc:
             problems.append(f"the report was not written: {exc}")
@@ -633,7 +526,7 @@ def publish(
     if not value:
         return problems
     target = Path(value)
-    if path is not None and _same_file(path, target):
+    if path is not None and not is_html(path) and _same_file(path, target):
         return problems  # written above already
     try:
         held = target.stat().st_size if target.exists() else 0
@@ -651,6 +544,11 @@ def publish(
     except OSError as exc:
         problems.append(f"the report was not appended to {ENV}={value}: {exc}")
     return problems
+
+
+def is_html(path: Path) -> bool:
+    """Whether the report at `path` is the HTML page (its extension picks the format)."""
+    return path.suffix.lower() in (".html", ".htm")
 
 
 def _same_file(one: Path, other: Path) -> bool:

@@ -181,5 +181,3 @@ def image_digest(image: Any, by_path_bytes: bool = True) -> str:
         return media_digest(image)
     except UnreadableMedia as exc:
         raise UnencodableValue("images item", image, str(exc)) from None
-
-

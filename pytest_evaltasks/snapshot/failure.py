@@ -2,8 +2,11 @@
 
 One headline, then what changed in the header, how many docs changed and which, and the prompt
 text that changed, as a unified diff of the docs shown in full. Doc hashes are summarised, never
-listed: on a task of thousands of docs they would bury the one line that matters. The whole-file
-diff is there for those who ask (`-vv`).
+listed: on a task of thousands of docs they would bury the one line that matters. Every diff
+line is made visible (`visible.marked_diff`): hidden characters as their code points, and a
+guide line under each replaced line pointing at the characters that changed. The whole-file
+diff is there for those who ask (`-vv`), and is never the advice: a reviewer of a pull request
+reads the snapshot file's own diff.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 
 from .gate import DocChanges, Outcome, Verdict, ids
 from .parse import shown_blocks
+from .visible import marked_diff
 
 DIFF_BUDGET = 36
 """Diff lines shown per task (the rest is counted); keeps a failure under 60 lines."""
@@ -97,8 +101,8 @@ def failure_report(
         body += _prompt_diff(old_text, new_text, docs, block_of)
     if docs.all:
         body.append(
-            f"doc hashes: {len(docs.all)} lines differ; not listed here (-vv shows the whole "
-            f"file diff)"
+            f"doc hashes: {len(docs.all)} lines differ; not listed here (the snapshot file's "
+            f"diff lists them)"
         )
     if verbose >= 2 and old_text is not None:
         body.append("whole snapshot file diff (recorded -> current):")
@@ -129,7 +133,10 @@ def _prompt_diff(
             cut.append(label)
         budget -= len(hunk)
     if cut:
-        lines.append(f"  ... diff cut here: more changes in {ids(cut)} (-vv shows all)")
+        lines.append(
+            f"  ... diff cut here: more changes in {ids(cut)} (the snapshot file's diff after "
+            f"--snapshot-update shows them all)"
+        )
     return lines
 
 
@@ -143,9 +150,10 @@ def _doc_diff(old: list[str], new: list[str]) -> list[str]:
 
 
 def _unified(old: list[str], new: list[str], context: int) -> list[str]:
-    """A unified diff without file headers, indented."""
+    """A unified diff without file headers, made visible, indented."""
     diff = difflib.unified_diff(old, new, lineterm="", n=context)
-    return [f"  {line}" for line in diff if not line.startswith(("---", "+++"))]
+    lines = [line for line in diff if not line.startswith(("---", "+++"))]
+    return [f"  {line}" for line in marked_diff(lines)]
 
 
 def _unshown_change(docs: DocChanges, block_of: Callable[[str], str | None]) -> list[str]:

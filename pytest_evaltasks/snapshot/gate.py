@@ -279,6 +279,8 @@ def _refused(
     if order == 0:
         why = f"its version is still {new.version}"
         fix = "bump the task's `version` in its config, then run --snapshot-update"
+        if upstream is not None and upstream.owned:
+            fix = owned_fix(upstream)
         versions = upgrade(old, new, upstream)
         if versions is not None and upstream is not None:
             why += (
@@ -312,6 +314,19 @@ def _refused(
         docs,
         fields,
         settings,
+    )
+
+
+def owned_fix(upstream: Upstream) -> str:
+    """What to do when a task its harness owns changed with no upgrade of the harness: its
+    version is not the user's to bump. The installed copy was edited, or something it reads
+    changed: reinstall, or make the change a task of one's own."""
+    name = upstream.name
+    return (
+        f"its {upstream.config} is {name}'s own, with no version of yours to bump: if the "
+        f"installed {name} was edited, reinstall it (pip install --force-reinstall); to change "
+        f"the task, copy its {upstream.config} into your task folder under a new name and give "
+        f"that copy a version"
     )
 
 

@@ -187,10 +187,6 @@ def _float(value: float) -> Any:
     return value if math.isfinite(value) else {"__float__": repr(value)}
 
 
-
-
-
-
 def _is_array(value: Any) -> bool:
     """numpy (or torch, pandas) arrays and scalars, duck-typed on the type: no numpy import."""
     kind = type(value)

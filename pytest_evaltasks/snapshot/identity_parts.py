@@ -17,9 +17,7 @@ from .code_digest import DIGEST_SIZE, canonical_json
 _dumps = canonical_json
 
 _PRIVATE_NAME = re.compile(r"_evaltasks_[0-9a-f]+(?:\.|$)")
-_CODE_NAMES: weakref.WeakKeyDictionary[types.CodeType, frozenset[str]] = (
-    weakref.WeakKeyDictionary()
-)
+_CODE_NAMES: weakref.WeakKeyDictionary[types.CodeType, frozenset[str]] = weakref.WeakKeyDictionary()
 _SLOTS: weakref.WeakKeyDictionary[type, tuple[tuple[str, Any], ...]] = weakref.WeakKeyDictionary()
 
 

@@ -8,7 +8,9 @@ names). `LocalDatasets` stands in for the `datasets` module while a harness's ta
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,37 @@ def split_files(folder: Path) -> tuple[str, dict[str, str]]:
     return builders.pop(), {split: file for split, (_, file) in found.items()}
 
 
+def missing_split(folder: Path, split: str, present: Iterable[str]) -> str:
+    """A task asked a local dataset folder for a split it has no file for: where to put it,
+    in the form the lighteval-style loader uses (`rows.LocalRows`)."""
+    return (
+        f"split {split!r} not found in {folder} (looked for {split}.jsonl, .json, .parquet or "
+        f".csv); splits there: {', '.join(sorted(present)) or 'none'}. Add the file "
+        f"{folder / (split + '.jsonl')}, or fix the task's split names (lm-eval: test_split, "
+        f"validation_split, training_split, fewshot_split; Inspect: the split its dataset asks)"
+    )
+
+
+@functools.cache
+def _checked_splits(dataset_dict: type) -> Any:
+    """A `DatasetDict` type whose missing split is a `DatasetError` naming the folder and the
+    file to add, instead of a bare `KeyError: 'train'` deep inside a harness."""
+
+    class CheckedSplits(dataset_dict):  # type: ignore[misc]
+        folder: Path
+
+        def __init__(self, loaded: Any, folder: Path) -> None:
+            super().__init__(loaded)
+            self.folder = folder
+
+        def __getitem__(self, key: Any) -> Any:
+            if isinstance(key, str) and key not in self:
+                raise DatasetError(missing_split(self.folder, key, self.keys()))
+            return super().__getitem__(key)
+
+    return CheckedSplits
+
+
 class LocalDatasets:
     """The `datasets` module as a harness's task code sees it while a task is built: a local
     folder in the data root is read through `datasets` itself; anything else is `datasets`',
@@ -82,12 +115,10 @@ class LocalDatasets:
             self._read.extend(files.values())
             split = kwargs.get("split")
             if split is None:
-                return self._real.load_dataset(builder, data_files=files)
+                loaded = self._real.load_dataset(builder, data_files=files)
+                return _checked_splits(self._real.DatasetDict)(loaded, folder)
             if split not in files:
-                raise DatasetError(
-                    f"{folder}: no split {split!r} (it has {', '.join(sorted(files))}); add "
-                    f"{split}.jsonl"
-                )
+                raise DatasetError(missing_split(folder, split, files))
             return self._real.load_dataset(builder, data_files=files, split=split)
         from ..engine.rows import declared_inputs
 
@@ -95,6 +126,13 @@ class LocalDatasets:
         try:
             return self._real.load_dataset(path=path, name=name, **kwargs)
         except Exception as exc:
+            from ..engine.rows import offline
+
+            cache = (
+                "HF_HUB_OFFLINE is set, and the datasets cache holds no copy either"
+                if offline()
+                else "or set HF_HUB_OFFLINE=1 to use the datasets cache, if it holds one"
+            )
             where = (
                 self._data_dir / str(path) / (name or "default")
                 if self._data_dir is not None and isinstance(path, str)
@@ -105,5 +143,5 @@ class LocalDatasets:
                 + (f" at {where}" if where is not None else "")
                 + f", and datasets could not load it: {type(exc).__name__}: {exc}. Put its "
                 f"split files there (<split>.jsonl), or save a slice with --evaltasks-save-data "
-                f"where the Hub is reachable, or set HF_HUB_OFFLINE=1 to use the datasets cache"
+                f"where the Hub is reachable; {cache}"
             ) from exc

@@ -11,7 +11,8 @@ verbatim, as in lighteval 0.13's ``ifeval_prompt`` (which sets an empty-string
 
 Covers: the ``random_sampling`` few-shot selection with ``few_shots_split`` equal to the
 evaluation split (``train`` has at least 6 rows, enough for a 5-shot prompt); a task living in
-a ``tasks/<subdir>/main.py`` module; a string ``version`` ("0.1", as in lighteval).
+a ``tasks/<subdir>/main.py`` module. Its ``version`` is 1 where lighteval writes "0.1": a
+project's versions are ints.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ ifeval = LightevalTaskConfig(
     few_shots_select="random_sampling",
     generation_size=1280,
     stop_sequence=[],
-    version="0.1",
+    version=1,
 )
 
 TASKS_TABLE: list[LightevalTaskConfig] = [ifeval]

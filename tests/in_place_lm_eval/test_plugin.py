@@ -400,3 +400,21 @@ def test_a_hook_with_a_generator_of_its_own_records_and_checks_alike(
             snapshot.unlink()
     assert snapshot.read_bytes() == first
     run(pytester, "--evaltasks", "quiz|2", fresh=True).assert_outcomes(passed=1)
+
+
+def test_a_missing_split_names_the_folder_and_the_file_to_add(pytester: pytest.Pytester) -> None:
+    """lm-eval's own `KeyError: 'train'` deep in its task, said as the lighteval-style loader
+    says it: the split, the folder, the splits there, the file to add."""
+    tasks = quiz_project(pytester.path)
+    data = tasks / "data" / "me" / "quiz" / "default"
+    (data / "train.jsonl").unlink()
+    result = run(pytester, "--evaltasks", "quiz|1")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"*split 'train' not found in {data} (looked for train.jsonl, .json, .parquet or "
+            f".csv); splits there: test. Add the file {data / 'train.jsonl'}, or fix the task's "
+            f"split names (lm-eval: test_split, validation_split, training_split, fewshot_split*"
+        ]
+    )
+    assert "KeyError" not in result.stdout.str()

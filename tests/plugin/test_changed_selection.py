@@ -27,6 +27,7 @@ from git_project import (
 if TYPE_CHECKING:
     from conftest import EvalProject
 
+
 def test_a_helper_imported_inside_the_prompt_function(project: EvalProject) -> None:
     write(project.root / "tasks" / "_lazy.py", 'PREFIX = "Q: "\n')
     task_module(project, "lazy", "from ._lazy import PREFIX as prefix")

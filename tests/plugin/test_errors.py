@@ -137,7 +137,7 @@ def test_conflict_markers_are_reported_with_what_to_do(project: EvalProject) -> 
 def test_list_groups_tasks_by_module_with_versions_and_recorded_shots(
     project: EvalProject,
 ) -> None:
-    project.write_tasks('name="other_module", version="2.1"', module="more")
+    project.write_tasks('name="other_module", version=21', module="more")
     project.run("--evaltasks", "solo|0,solo|2", "--snapshot-update").assert_outcomes(passed=2)
     result = project.run("--evaltasks-list")
     assert result.ret == pytest.ExitCode.OK
@@ -149,7 +149,7 @@ def test_list_groups_tasks_by_module_with_versions_and_recorded_shots(
             "  mytask:sub *version 0 *snapshots: -",
             "  solo *version 0 *snapshots: 0, 2",
             "tasks/more.py:",
-            "  other_module *version 2.1 *snapshots: -",
+            "  other_module *version 21 *snapshots: -",
         ]
     )
     result.stdout.no_fnmatch_line("*passed*")
@@ -208,3 +208,21 @@ def test_a_misspelt_table_is_named_with_what_to_do(project: EvalProject, name: s
         ["*tasks/sciq.py*", f"it defines {name}, not TASKS_TABLE: rename it to TASKS_TABLE*"]
     )
     assert "helpers.py" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    "statement", ["from _prompts import build", "from tasks._prompts import build"]
+)
+def test_a_helper_imported_by_its_plain_name_gets_the_relative_import_hint(
+    project: EvalProject, statement: str
+) -> None:
+    (project.root / "tasks" / "_prompts.py").write_text("def build(row):\n    return row\n")
+    project.write_tasks('name="helped", version=0', module="helped", header=statement)
+    result = project.run("--evaltasks", "all")
+    result.stdout.fnmatch_lines(
+        [
+            f"*hint: '{statement.split()[1]}' is tasks/_prompts.py beside this task file; import "
+            f"it relatively: `from ._prompts import ...` (each task folder is imported as a "
+            f"package of its own*"
+        ]
+    )

@@ -414,7 +414,6 @@ def test_a_bad_ignore_pattern_is_a_usage_error(project: EvalProject) -> None:
     result.stderr.fnmatch_lines(["*evaltasks_changed_ignore (ini): '!README.md'*not supported*"])
 
 
-
 @pytest.mark.subprocess
 @pytest.mark.parametrize(
     "prefix",

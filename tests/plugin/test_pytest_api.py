@@ -102,3 +102,24 @@ def test_a_session_without_evaltasks_imports_only_the_hooks_and_their_options(
     loaded = re.search(r"LOADED (\S+)", result.stdout.str())
     assert loaded is not None
     assert set(loaded.group(1).split(",")) == PLAIN_SESSION_MODULES
+
+
+def test_last_failed_reruns_the_failed_task_items_without_a_task_string(
+    project: EvalProject,
+) -> None:
+    project.run("--evaltasks", "all", "--snapshot-update").assert_outcomes(passed=3)
+    project.write_tasks(edited=(1,))  # every task's doc 1 changes
+    (project.root / "tasks" / "broken.py").write_text("import nope_not_here\n")
+    first = project.run("--evaltasks", "all")
+    first.assert_outcomes(failed=4)
+    again = project.run("--lf")
+    again.assert_outcomes(failed=4)
+    again.stdout.fnmatch_lines(
+        ["*FAILED evaltasks::mytask:sub|0*", "*FAILED evaltasks::solo|0*", "*tasks/broken.py*"]
+    )
+    (project.root / "tasks" / "broken.py").unlink()
+    project.run("--evaltasks", "solo", "--snapshot-update", "--evaltasks-allow-unversioned")
+    project.run("--evaltasks", "solo").assert_outcomes(passed=1)
+    narrowed = project.run("--lf")  # solo passed since: pytest forgets it
+    narrowed.assert_outcomes(failed=2)
+    assert "solo" not in "".join(line for line in narrowed.outlines if "FAILED" in line)

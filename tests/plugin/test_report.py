@@ -118,3 +118,18 @@ def test_a_changed_run_that_selects_nothing_says_so(project: EvalProject) -> Non
     text = (project.root / "r.md").read_text(encoding="utf-8")
     assert "0 tasks changed since HEAD: nothing to check" in text
     assert "| task |" not in text
+
+
+def test_a_doubled_space_and_a_zero_width_space_show_in_the_failure_and_the_report(
+    project: EvalProject,
+) -> None:
+    _recorded(project)
+    for prefix, shown in (("Q:  ", "?    ^"), ("Q:\u200b ", "Q:⟨U+200B⟩")):
+        project.write_tasks(prefix=prefix)
+        result = project.run("--evaltasks", "solo", "--evaltasks-report=r.md")
+        result.assert_outcomes(failed=1)
+        failure = project.failures(result)
+        report = (project.root / "r.md").read_text(encoding="utf-8")
+        for text in (failure, report):
+            assert shown in text, text
+            assert "-vv" not in text

@@ -164,7 +164,7 @@ def edit(root: Path, path: str, chance: random.Random) -> None:
         file.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     elif path.endswith(".py") and "TASKS_TABLE" in file.read_text(encoding="utf-8"):
         text = file.read_text(encoding="utf-8")
-        file.write_text(text.replace("row[\"q\"]", f"\"{word} \" + row[\"q\"]", 1), "utf-8")
+        file.write_text(text.replace('row["q"]', f'"{word} " + row["q"]', 1), "utf-8")
     elif path.endswith(".py"):
         text = file.read_text(encoding="utf-8")
         file.write_text(text.replace('"Q: "', f'"Q {word}: "'), encoding="utf-8")

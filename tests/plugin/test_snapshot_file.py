@@ -18,7 +18,7 @@ HEADER_TASKS = (
     'name="rich", version=3, hf_revision="rev-42", stop_sequence=["\\n", "Q:"], '
     'generation_size=7, few_shots_select="sequential", '
     "metrics=[Metrics.exact_match, Metrics.loglikelihood_acc]",
-    'name="solo", version="1.2", hf_avail_splits=["test"]',
+    'name="solo", version=12, hf_avail_splits=["test"]',
 )
 
 
@@ -76,7 +76,7 @@ def test_update_writes_plain_utf8_file_with_task_header(project: EvalProject) ->
 
     solo = project.snapshot("solo|1").read_text(encoding="utf-8")
     header = _section(solo, "task")
-    assert header["version"] == '"1.2"'
+    assert header["version"] == "12"
     assert header["few_shots_split"] == "test"
     assert header["few_shots_warning"].startswith("WARNING:")
     assert "evaluation split" in header["few_shots_warning"]

@@ -47,8 +47,10 @@ def test_warn_unused_makes_an_orphan_a_warning_instead_of_a_failure(
     warned.stdout.fnmatch_lines(
         [
             f"*EvalTasksWarning: orphan snapshot tasks/__snapshots__/{orphan}: it records task "
-            f"'solo', which is not registered; delete it with --snapshot-update, or restore its "
-            f"task (--snapshot-warn-unused: a warning, not a failure)",
+            f"'solo', which is not registered; restore its task (a renamed task, a module that "
+            f"no longer defines it or whose table is misspelt, a config removed by mistake); if "
+            f"the task is gone for good, delete the snapshot with --snapshot-update "
+            f"(--snapshot-warn-unused: a warning, not a failure)",
         ]
     )
     warned.stdout.fnmatch_lines(["outcomes: 2 unchanged, 1 orphan"])

@@ -43,7 +43,13 @@ def convert_config(raw: Any, origin: Path) -> TaskConfig:
 
     fields = {name: getattr(raw, name) for name in TaskConfig.model_fields if hasattr(raw, name)}
     fields["metrics"] = [convert_metric(metric) for metric in fields.get("metrics") or ()]
+    version = fields.get("version", 0)
+    upstream = type(version) is not int and _lighteval_owns(origin)
+    if upstream:
+        fields["version"] = 0
     config = TaskConfig(**fields)
+    if upstream:
+        config.keep_upstream_version(version)
     config.set_source(str(origin), line_naming(origin, str(raw.name)))
     extra = {
         name: getattr(raw, name)
@@ -53,6 +59,16 @@ def convert_config(raw: Any, origin: Path) -> TaskConfig:
     if extra:
         config.set_extra_fields(extra)
     return config
+
+
+def _lighteval_owns(origin: Path) -> bool:
+    """Whether `origin` is a file of the installed lighteval package (its own task folders),
+    whose configs keep the versions lighteval wrote; a project's file is checked as ours."""
+    module = sys.modules.get("lighteval")
+    where = getattr(module, "__file__", None)
+    if where is None:
+        return False
+    return Path(origin).resolve().is_relative_to(Path(where).resolve().parent)
 
 
 def _field_names(raw: Any) -> list[str]:
