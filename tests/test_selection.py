@@ -159,3 +159,15 @@ def test_a_task_is_left_out_only_when_no_changed_path_can_affect_it(
             elif ignore.matches(path) is None:
                 could_affect = True
         assert (task in selected) is could_affect, (task, changed, claimed, ignored)
+
+
+def test_a_selection_of_nothing_names_what_changed() -> None:
+    claims = Claims()
+    claims.add(str(ROOT / "tasks" / "b.py"), Claim("b"))
+    decided = _decide(["tasks/b.py"], claims, ["a"])
+    assert decided.describe() == (
+        "0 tasks changed since main: nothing to check (tasks/b.py changed, read only by tasks "
+        "not asked for: b)"
+    )
+    nothing = _decide([], claims, ["a"])
+    assert nothing.describe() == "0 tasks changed since main: nothing to check (no file changed)"

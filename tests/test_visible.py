@@ -36,7 +36,7 @@ def test_every_hidden_category_is_one_a_reader_cannot_see() -> None:
 
 def test_a_doubled_space_is_pointed_at() -> None:
     lines = marked_diff(["@@ -1 +1 @@", "-| A: Madrid", "+| A:  Madrid", " | B"])
-    assert lines == ["@@ -1 +1 @@", "-| A: Madrid", "+| A:  Madrid", "?    ^", " | B"]
+    assert lines == ["@@ -1 +1 @@", "-| A: Madrid", "+| A:  Madrid", "?     ^", " | B"]
 
 
 def test_a_zero_width_space_is_written_out_and_pointed_at() -> None:
@@ -57,3 +57,11 @@ def test_lines_with_little_in_common_get_no_guide() -> None:
 def test_a_removal_run_pairs_with_the_addition_run_after_it() -> None:
     lines = marked_diff(["-| one", "-| two", "+| one!", " | ctx", "+| new"])
     assert lines == ["-| one", "-| two", "+| one!", "?     ^", " | ctx", "+| new"]
+
+
+def test_a_long_line_is_marked_in_linear_time() -> None:
+    """A prompt line of a whole document: the changed middle is marked whole, not matched."""
+    old, new = "ab" * 100_000, "ab" * 50_000 + "Q" + "ab" * 50_000
+    marks = guide(old, new)
+    assert marks is not None and marks[1].strip() == "^" and marks[0] == ""
+    assert guide("x" * 200_000, "y" * 200_000) is None

@@ -116,6 +116,8 @@ class Changes:
     selected), relative to the root."""
     ignored: list[str] = field(default_factory=list)
     """Changed paths the ignore list hides, relative to the root."""
+    claimed_files: list[str] = field(default_factory=list)
+    """Changed paths some task claims, relative to the root."""
 
     @property
     def widened(self) -> list[str]:
@@ -140,7 +142,7 @@ class Changes:
         head = f"{count} task{'s' if count != 1 else ''} changed since {self.since}"
         ignored = self._ignored_note()
         if not count:
-            return f"{head}: nothing to check{ignored}"
+            return f"{head}: nothing to check{self._unselected_note()}{ignored}"
         if self.widened:
             return f"{head}: " + "; ".join(self.widened) + ignored
         by_reason: dict[str, list[str]] = defaultdict(list)
@@ -156,6 +158,17 @@ class Changes:
             parts.append(f"{reason} ({listed})")
         more = f"; ... ({len(by_reason) - 8} more reasons)" if len(by_reason) > 8 else ""
         return f"{head}: " + "; ".join(parts) + more + ignored
+
+    def _unselected_note(self) -> str:
+        """Why nothing was selected, naming the changed files: none changed, or only files read
+        by tasks that were not asked for."""
+        if not self.claimed_files:
+            return "" if self.files or self.ignored else " (no file changed)"
+        readers = sorted(self.claimed)
+        return (
+            f" ({_listed(self.claimed_files)} changed, read only by tasks not asked for: "
+            f"{_listed(readers)})"
+        )
 
     def _ignored_note(self) -> str:
         """What the ignore list hid, for the header."""
@@ -301,6 +314,7 @@ def classify(
             continue
         found = claims.of(path, path in folders)
         if found:
+            changes.claimed_files.append(shown(path))
             for claim, claimed in found.items():
                 changes.claimed.setdefault(claim.task, []).append(
                     _claim_reason(path, claimed, claim.what, shown)
@@ -473,3 +487,9 @@ def _relative_to(root: Path) -> Callable[[str], str]:
             return path
 
     return shown
+
+
+def _listed(names: list[str], shown: int = 3) -> str:
+    """`a, b, c and 4 more`."""
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")

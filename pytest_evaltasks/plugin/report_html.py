@@ -15,14 +15,13 @@ saying how many.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import html
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..snapshot.visible import CLOSE, OPEN
+from ..snapshot.visible import CLOSE, OPEN, changes
 from .review import (
     Group,
     diff_lines,
@@ -381,10 +380,9 @@ def _pair(old: str | None, new: str | None) -> str:
         return f'<tr><td class="empty"></td><td class="new">{_shown(new or "")}</td></tr>'
     if new is None:
         return f'<tr><td class="old">{_shown(old)}</td><td class="empty"></td></tr>'
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     left: list[str] = []
     right: list[str] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in changes(old, new):
         if tag == "equal":
             left.append(_shown(old[i1:i2]))
             right.append(_shown(new[j1:j2]))

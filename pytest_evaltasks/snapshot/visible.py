@@ -39,20 +39,60 @@ def visible(text: str) -> str:
     return "".join(code_point(char) if hidden(char) else char for char in text)
 
 
+MATCHED_CHARS = 400
+"""Characters of a replaced line's changed middle matched character by character; a longer
+middle (a prompt line of a whole document) is marked whole: matching is quadratic."""
+
+
+Opcode = tuple[str, int, int, int, int]
+"""`difflib.SequenceMatcher.get_opcodes()`'s shape: (tag, old start, old end, new start, new
+end)."""
+
+
+def changes(old: str, new: str) -> list[Opcode]:
+    """How `new` differs from `old`, character by character, as opcodes.
+
+    The common start and end are taken off first (linear in the line); only the middle between
+    them is matched, and only when it is short: a longer middle is one replacement."""
+    start = 0
+    limit = min(len(old), len(new))
+    while start < limit and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < limit - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    old_end, new_end = len(old) - end, len(new) - end
+    codes: list[Opcode] = [("equal", 0, start, 0, start)] if start else []
+    if (old_end - start) + (new_end - start) > 2 * MATCHED_CHARS:
+        codes.append(("replace", start, old_end, start, new_end))
+    elif old_end > start or new_end > start:
+        matcher = difflib.SequenceMatcher(
+            None, old[start:old_end], new[start:new_end], autojunk=False
+        )
+        codes += [
+            (tag, start + i1, start + i2, start + j1, start + j2)
+            for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        ]
+    if end:
+        codes.append(("equal", old_end, len(old), new_end, len(new)))
+    return codes
+
+
 def guide(old: str, new: str) -> tuple[str, str] | None:
     """Guide lines for a line `old` replaced by `new` (both already visible): `^` under each
     character that differs on each side, blanks elsewhere; None when the lines share too little
     for a guide to help (less than half their characters)."""
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    if matcher.ratio() < 0.5:
-        return None
     old_marks = [" "] * len(old)
     new_marks = [" "] * len(new)
-    for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
+    shared = 0
+    for tag, old_start, old_end, new_start, new_end in changes(old, new):
         if tag == "equal":
+            shared += old_end - old_start
             continue
         old_marks[old_start:old_end] = "^" * (old_end - old_start)
         new_marks[new_start:new_end] = "^" * (new_end - new_start)
+    if 2 * shared < max(len(old), len(new)):
+        return None
     return "".join(old_marks).rstrip(), "".join(new_marks).rstrip()
 
 

@@ -124,7 +124,7 @@ def test_a_doubled_space_and_a_zero_width_space_show_in_the_failure_and_the_repo
     project: EvalProject,
 ) -> None:
     _recorded(project)
-    for prefix, shown in (("Q:  ", "?    ^"), ("Q:\u200b ", "Q:⟨U+200B⟩")):
+    for prefix, shown in (("Q:  ", "?     ^"), ("Q:\u200b ", "Q:⟨U+200B⟩")):
         project.write_tasks(prefix=prefix)
         result = project.run("--evaltasks", "solo", "--evaltasks-report=r.md")
         result.assert_outcomes(failed=1)

@@ -157,8 +157,8 @@ class LightevalModules:
         count = len(self.modules)
         return (
             f"imported {count} task module{'s' if count != 1 else ''} that can define the tasks "
-            f"asked for (the module index in pytest's cache, verified against the files; the "
-            f"others are unchanged since they were indexed)"
+            f"asked for; the others were skipped, unchanged since an earlier run listed their "
+            f"tasks (--cache-clear imports them all)"
         )
 
     def suggestions(self) -> list[str]:
