@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import html
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..snapshot.visible import CLOSE, OPEN, changes
+from ..snapshot.visible import CODE_POINT, changes
 from .review import (
     Group,
     diff_lines,
@@ -40,8 +39,6 @@ NAV_ITEMS = 5_000
 """Items the navigation lists one by one; past that, by outcome counts only."""
 MEMBER_NAMES = 2_000
 """Members a group's block lists by name."""
-
-_CODE_POINT = re.compile(re.escape(OPEN) + r"U\+[0-9A-F]{4,6}" + re.escape(CLOSE))
 
 STYLE = """
 :root { color-scheme: light; --del: #ffebe9; --ins: #dafbe1; --delx: #ff8182; --insx: #4ac26b; }
@@ -399,7 +396,7 @@ def _shown(text: str, changed: bool = False) -> str:
     space a visible dot (a doubled space is then two dots, not a wider gap)."""
     out: list[str] = []
     position = 0
-    for match in _CODE_POINT.finditer(text):
+    for match in CODE_POINT.finditer(text):
         out.append(_spaces(_e(text[position : match.start()]), changed))
         out.append(f'<span class="cp">{_e(match.group()[1:-1])}</span>')
         position = match.end()

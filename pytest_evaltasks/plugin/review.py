@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ..snapshot.visible import CODE_POINT
 from .summary import ItemResult
 
 _KINDS = {"task": 0, "module": 1, "orphan": 2}
@@ -134,10 +135,10 @@ def edits(diff: list[str]) -> list[tuple[str, ...]]:
 
 
 def changed_words(old: str, new: str) -> tuple[str, str]:
-    """The part of `old` that `new` replaced, widened to whole words where the change cuts
-    into one: `| Answer: D` and `| ANSWER: D` give `Answer:` and `ANSWER:`. A change at a word's
-    edge (a space doubled, a zero-width space put before a word) is not widened: the word
-    beside it differs from doc to doc, and the change does not."""
+    """The part of `old` that `new` replaced, widened to whole words: `| Answer: D` and
+    `| ANSWER: D` give `Answer:` and `ANSWER:`. A change of nothing visible (a space doubled, a
+    zero-width space written `⟨U+200B⟩`) is not widened: the word beside it differs from doc to
+    doc, and the change does not."""
     start = 0
     limit = min(len(old), len(new))
     while start < limit and old[start] == new[start]:
@@ -146,21 +147,19 @@ def changed_words(old: str, new: str) -> tuple[str, str]:
     while end < limit - start and old[-1 - end] == new[-1 - end]:
         end += 1
     old_end, new_end = len(old) - end, len(new) - end
+    if _unseen(old[start:old_end]) and _unseen(new[start:new_end]):
+        return old[start:old_end], new[start:new_end]
+    while start > 0 and not old[start - 1].isspace():
+        start -= 1
+    while old_end < len(old) and not old[old_end].isspace():
+        old_end += 1
+        new_end += 1
+    return old[start:old_end].strip(), new[start:new_end].strip()
 
-    def solid(text: str, position: int) -> bool:
-        return 0 <= position < len(text) and not text[position].isspace()
 
-    if solid(old, start) and solid(new, start):
-        while start > 0 and not old[start - 1].isspace():
-            start -= 1
-    if solid(old, old_end - 1) and solid(new, new_end - 1):
-        while old_end < len(old) and not old[old_end].isspace():
-            old_end += 1
-            new_end += 1
-    before, after = old[start:old_end], new[start:new_end]
-    if before.strip() == after.strip():
-        return before, after  # a change of whitespace alone: keep it
-    return before.strip(), after.strip()
+def _unseen(text: str) -> bool:
+    """Whether `text` is only whitespace and hidden characters written as code points."""
+    return not CODE_POINT.sub("", text).strip()
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ doubled space too. The snapshot file itself is untouched: this is display only.
 from __future__ import annotations
 
 import difflib
+import re
 import unicodedata
 
 HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp", "Zs"})
@@ -20,6 +21,9 @@ unassigned, surrogates, and every separator (a plain space is the one exception)
 
 OPEN, CLOSE = "\u27e8", "\u27e9"
 """The brackets around a code point written out: `⟨U+200B⟩`."""
+
+CODE_POINT = re.compile(re.escape(OPEN) + r"U\+[0-9A-F]{4,6}" + re.escape(CLOSE))
+"""A code point as `visible` writes it."""
 
 
 def hidden(char: str) -> bool:
