@@ -27,6 +27,8 @@ from git_project import (
 if TYPE_CHECKING:
     from conftest import EvalProject
 
+pytestmark = pytest.mark.slow  # CI runs it; the quick start leaves it out (-m "not slow")
+
 
 def test_a_helper_imported_inside_the_prompt_function(project: EvalProject) -> None:
     write(project.root / "tasks" / "_lazy.py", 'PREFIX = "Q: "\n')

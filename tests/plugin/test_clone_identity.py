@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from conftest import EvalProject
 
 # Each run is started under its own PYTHONHASHSEED, which only a new interpreter takes.
-pytestmark = pytest.mark.subprocess
+pytestmark = [pytest.mark.subprocess, pytest.mark.slow]
 
 HELPERS = '''\
 """A helper module (never a task module: the leading `_`), imported relatively."""

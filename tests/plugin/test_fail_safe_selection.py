@@ -24,6 +24,8 @@ from git_project import commit_recorded, git, header, selected, task_module, wri
 if TYPE_CHECKING:
     from conftest import EvalProject
 
+pytestmark = pytest.mark.slow  # CI runs it; the quick start leaves it out (-m "not slow")
+
 
 def assert_full_and_changed_fail(project: EvalProject, label: str, *extra: str) -> None:
     """The changed-only step CI runs selects `label` and fails, as the full run does."""

@@ -16,6 +16,8 @@ import pytest
 if TYPE_CHECKING:
     from conftest import EvalProject
 
+pytestmark = pytest.mark.slow  # CI runs it; the quick start leaves it out (-m "not slow")
+
 GIT_IDENTITY = ("-c", "user.email=ci@example.org", "-c", "user.name=CI")
 SUB = "mytask:sub|1"
 

@@ -26,6 +26,8 @@ from git_project import git
 if TYPE_CHECKING:
     from conftest import EvalProject
 
+pytestmark = pytest.mark.slow  # CI runs it; the quick start leaves it out (-m "not slow")
+
 HELPERS = {
     "tasks/_wording.py": 'PREFIX = "Q: "\n',
     "tasks/assets/import.txt": "At import: ",
