@@ -38,6 +38,12 @@ def test_a_replaced_line_stands_beside_its_replacement_with_the_change_marked() 
     assert "?" not in table.replace("?</", "")  # the terminal's guide line is not shown
 
 
+def test_a_cut_note_spans_both_sides() -> None:
+    note = "... diff cut here: more changes in ids 4, 5"
+    table = side_by_side(["-| a", "+| b", note])
+    assert f'<tr class="cut"><td colspan="2">{note}</td></tr>' in table
+
+
 def test_lines_only_removed_or_added_face_an_empty_cell() -> None:
     table = side_by_side(["-| gone", " | kept", "+| new"])
     assert '<td class="old">| gone</td><td class="empty"></td>' in table

@@ -363,6 +363,8 @@ def side_by_side(lines: list[str]) -> str:
                 rows.append(f'<tr class="hunk"><td colspan="2">{_e(line)}</td></tr>')
             elif line.startswith("[doc "):
                 rows.append(f'<tr class="doc"><td colspan="2">{_e(line)}</td></tr>')
+            elif line.startswith("..."):  # a cut, said once across both sides
+                rows.append(f'<tr class="cut"><td colspan="2">{_e(line)}</td></tr>')
             else:
                 text = _shown(line[1:] if line.startswith(" ") else line)
                 rows.append(f'<tr><td class="same">{text}</td><td class="same">{text}</td></tr>')
