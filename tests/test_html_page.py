@@ -75,3 +75,11 @@ def test_the_page_is_bounded_and_says_what_it_left_out() -> None:
     assert len(page.encode("utf-8")) <= limit
     assert "Cut to fit 400,000 bytes: the blocks of" in page
     assert page.rstrip().endswith("</html>")
+
+
+def test_hidden_characters_in_names_and_text_are_written_out() -> None:
+    """A direction override in a task name would reorder what a reviewer reads."""
+    spoof = _failure("task\u202e5|gnikcehc|0", "a", "b")
+    page = html_report(RunSummary([spoof]), {spoof.label: "failed"}, Selection())
+    assert "\u202e" not in page
+    assert "task⟨U+202E⟩5|gnikcehc|0" in page

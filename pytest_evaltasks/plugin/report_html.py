@@ -20,7 +20,7 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..snapshot.visible import CODE_POINT, changes
+from ..snapshot.visible import CODE_POINT, changes, visible
 from .review import (
     Group,
     diff_lines,
@@ -80,8 +80,11 @@ table.items td, table.items th { border: 1px solid #d0d7de; padding: 2px 8px; te
 
 
 def _e(value: object) -> str:
-    """Text escaped for HTML content and quoted attributes: nothing breaks out of markup."""
-    return html.escape(str(value), quote=True)
+    """Text escaped for HTML content and quoted attributes: nothing breaks out of markup, and
+    no hidden character (a direction override in a task name, a zero-width space) acts unseen:
+    each is written as its code point (`visible`), line by line."""
+    text = "\n".join(visible(line) for line in str(value).split("\n"))
+    return html.escape(text, quote=True)
 
 
 def anchor(label: str) -> str:
