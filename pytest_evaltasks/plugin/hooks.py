@@ -128,4 +128,5 @@ def _rerun_last_failed(config: pytest.Config) -> bool:
     specs = last_failed_specs(cache.get("cache/lastfailed", {}), NODE_PREFIX)
     if specs:
         config.option.evaltasks = specs
+        config.option.evaltasks_last_failed = True
     return bool(specs)

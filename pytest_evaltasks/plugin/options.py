@@ -74,6 +74,8 @@ class Options:
     base: str | None = None
     """`--evaltasks-base`: the git revision whose snapshots are the reviewed record."""
     problems: list[str] = field(default_factory=list)
+    last_failed: bool = False
+    """`pytest --lf` chose the task strings (the tasks of the items that failed last)."""
     node_ids: list[str] = field(default_factory=list)
     """`evaltasks::LABEL` arguments: with `--evaltasks`, only these items run."""
     root: Path = Path()
@@ -197,6 +199,7 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         base=base,
         problems=problems,
         node_ids=ids,
+        last_failed=getattr(opt, "evaltasks_last_failed", False),
         root=root,
         root_note=root_note,
         changed_ignore=ignore,

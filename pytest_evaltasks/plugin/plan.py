@@ -72,6 +72,20 @@ def last_failed_specs(lastfailed: Mapping[str, object], prefix: str) -> list[str
     return specs
 
 
+def still_defined(registry: Registry, spec: str) -> str:
+    """`spec` (comma-separated task strings) without the names that no longer resolve."""
+    if spec.strip() == ALL_TASKS:
+        return spec
+    kept = []
+    for name in spec.split(","):
+        try:
+            registry.resolve(name)
+        except EvalTaskError:
+            continue
+        kept.append(name)
+    return ",".join(kept)
+
+
 def plan_run(
     registry: Registry,
     specs: list[str],

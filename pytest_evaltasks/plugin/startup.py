@@ -140,10 +140,13 @@ def plan_of(
     registry: Registry, options: Options, labels: dict[Path, str | None] | None = None
 ) -> RunPlan:
     """The items of this run, with task-string errors as usage errors."""
-    from .plan import plan_run
+    from .plan import plan_run, still_defined
 
+    specs = options.specs
+    if options.last_failed:  # a task gone since it failed is skipped, as pytest skips a test
+        specs = [kept for spec in specs if (kept := still_defined(registry, spec))]
     try:
-        return plan_run(registry, options.specs, options.snapshot_dir, options.node_ids, labels)
+        return plan_run(registry, specs, options.snapshot_dir, options.node_ids, labels)
     except EvalTaskError as exc:
         what = f"--evaltasks {options.spec!r}" if options.specs else "node ids"
         raise pytest.UsageError(f"{what}: {exc}") from None

@@ -3,6 +3,7 @@ with the reason in a comment at the place (pytest is pinned to the majors tox te
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -123,3 +124,8 @@ def test_last_failed_reruns_the_failed_task_items_without_a_task_string(
     narrowed = project.run("--lf")  # solo passed since: pytest forgets it
     narrowed.assert_outcomes(failed=2)
     assert "solo" not in "".join(line for line in narrowed.outlines if "FAILED" in line)
+    cache = project.root / ".pytest_cache" / "v" / "cache" / "lastfailed"
+    failed = json.loads(cache.read_text(encoding="utf-8"))
+    cache.write_text(json.dumps({**failed, "evaltasks::renamed_since|0": True}), encoding="utf-8")
+    gone = project.run("--lf")  # a task gone since it failed is skipped, not an unknown name
+    gone.assert_outcomes(failed=2)
