@@ -113,13 +113,11 @@ class Page:
         ]
         return cls(results, outcomes, groups(failing), groups(reviewed))
 
-    def group_of(self) -> dict[str, str]:
-        """Each grouped item's label -> the anchor of the block that shows it."""
-        where: dict[str, str] = {}
-        for group in (*self.failing, *self.reviewed):
-            for member in group.members:
-                where[member.label] = anchor(group.first.label)
-        return where
+    def shown(self) -> set[str]:
+        """The labels of the items a block shows (alone, or as a member of its group)."""
+        return {
+            member.label for group in (*self.failing, *self.reviewed) for member in group.members
+        }
 
 
 def html_report(
@@ -199,8 +197,9 @@ def _summary(
 
 
 def _nav(page: Page) -> str:
-    """Every item by outcome, each linked to its block (a grouped item to its group's)."""
-    where = page.group_of()
+    """Every item by outcome, each linked to where a block shows it (a grouped item to its
+    entry in its group's list of members)."""
+    shown = page.shown()
     buckets: dict[str, list[ItemResult]] = {}
     for result in page.results:
         outcome = page.outcomes.get(result.label, "?")
@@ -214,11 +213,10 @@ def _nav(page: Page) -> str:
             if listed >= NAV_ITEMS:
                 break
             listed += 1
-            target = where.get(result.label)
             label = _e(result.label)
             parts.append(
                 f'<li><a href="#{anchor(result.label)}">{label}</a></li>'
-                if target is not None
+                if result.label in shown
                 else f"<li>{label}</li>"
             )
         parts.append("</ul>")
