@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .gate import DocChanges, Outcome, Verdict, ids
 from .parse import shown_blocks
-from .visible import marked_diff
+from .visible import marked_diff, visible
 
 DIFF_BUDGET = 36
 """Diff lines shown per task (the rest is counted); keeps a failure under 60 lines."""
@@ -86,10 +86,10 @@ def failure_report(
     body: list[str] = []
     if verdict.fields:
         body.append("task fields changed:")
-        body += [f"  {change}" for change in verdict.fields]
+        body += [f"  {visible(change)}" for change in verdict.fields]
     if verdict.settings:
         body.append("run settings changed:")
-        body += [f"  {change}" for change in verdict.settings]
+        body += [f"  {visible(change)}" for change in verdict.settings]
     docs = verdict.docs
     if docs.all:
         body.append(f"docs: {docs.describe()}")
@@ -166,7 +166,7 @@ def _unshown_change(docs: DocChanges, block_of: Callable[[str], str | None]) -> 
         shown = [
             f"doc {label} is not among the docs shown in full; its current text "
             f"(new text, nothing recorded to diff against):",
-            *(f"  {line}" for line in lines[:NEW_TEXT_BUDGET]),
+            *(f"  {visible(line)}" for line in lines[:NEW_TEXT_BUDGET]),
         ]
         if len(lines) > NEW_TEXT_BUDGET:
             shown.append(f"  ... {len(lines) - NEW_TEXT_BUDGET} more lines")
@@ -180,7 +180,7 @@ def _new_text(new_text: str) -> list[str]:
     if not blocks:
         return []
     first = blocks[0]
-    lines = ["the first doc, as it would be recorded:", *(f"  {line}" for line in first)]
+    lines = ["the first doc, as it would be recorded:", *(f"  {visible(line)}" for line in first)]
     if len(lines) > NEW_TEXT_BUDGET:
         lines = [*lines[:NEW_TEXT_BUDGET], f"  ... {len(lines) - NEW_TEXT_BUDGET} more lines"]
     return lines

@@ -133,3 +133,16 @@ def test_a_doubled_space_and_a_zero_width_space_show_in_the_failure_and_the_repo
         for text in (failure, report):
             assert shown in text, text
             assert "-vv" not in text
+
+
+def test_a_field_change_shows_its_hidden_characters(project: EvalProject) -> None:
+    project.write_tasks('name="solo", version=0, hf_avail_splits=["test"], stop_sequence=["\\n"]')
+    project.run("--evaltasks", "solo", "--snapshot-update").assert_outcomes(passed=1)
+    project.write_tasks(
+        'name="solo", version=0, hf_avail_splits=["test"], stop_sequence=["\\n\\u200b"]'
+    )
+    result = project.run("--evaltasks", "solo")
+    result.assert_outcomes(failed=1)
+    failure = project.failures(result)
+    assert "task fields changed:" in failure and "⟨U+200B⟩" in failure
+    assert "\u200b" not in failure
