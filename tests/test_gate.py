@@ -231,3 +231,12 @@ def test_a_change_to_a_harness_owned_task_without_an_upgrade_advises_no_version_
     assert "copy its YAML into your task folder under a new name" in owned.headline
     mine = judge(old, new, update=False, upstream=dataclasses.replace(HARNESS, owned=False))
     assert "bump the task's `version` in its config" in mine.headline
+
+
+def test_a_removed_line_that_begins_with_dashes_stays_in_the_diff() -> None:
+    """Only a unified diff's two file headers are dropped: a removed `--- end ---` line of a
+    snapshot reads `---- end ---` and must be shown, not taken for a header."""
+    verdict = judge(facts({"0": "a"}), facts({"0": "b"}), update=False)
+    old, new = "[task]\n--- chat messages ---\nx\n", "[task]\nx\n"
+    shown = failure_report(verdict, old, new, lambda label: None, verbose=2).render()
+    assert "---- chat messages ---" in shown

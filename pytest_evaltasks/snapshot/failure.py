@@ -150,9 +150,9 @@ def _doc_diff(old: list[str], new: list[str]) -> list[str]:
 
 
 def _unified(old: list[str], new: list[str], context: int) -> list[str]:
-    """A unified diff without file headers, made visible, indented."""
-    diff = difflib.unified_diff(old, new, lineterm="", n=context)
-    lines = [line for line in diff if not line.startswith(("---", "+++"))]
+    """A unified diff without its two file headers, made visible, indented. (The headers are
+    its first two lines; a removed line that begins `---`, such as `--- end ---`, is kept.)"""
+    lines = list(difflib.unified_diff(old, new, lineterm="", n=context))[2:]
     return [f"  {line}" for line in marked_diff(lines)]
 
 
