@@ -72,18 +72,30 @@ def last_failed_specs(lastfailed: Mapping[str, object], prefix: str) -> list[str
     return specs
 
 
-def still_defined(registry: Registry, spec: str) -> str:
-    """`spec` (comma-separated task strings) without the names that no longer resolve."""
-    if spec.strip() == ALL_TASKS:
-        return spec
-    kept = []
-    for name in spec.split(","):
-        try:
-            registry.resolve(name)
-        except EvalTaskError:
+def rerun_specs(registry: Registry, specs: list[str]) -> list[str]:
+    """The task strings `--lf` chose, without the names that no longer resolve, and with `all`
+    when one did not: a failed item this run cannot name (a task renamed since, an unusable
+    name) is checked among every item, never skipped (pytest's own filter then keeps the
+    failed ones, or runs everything when none is left)."""
+    kept: list[str] = []
+    unsure = False
+    for spec in specs:
+        if spec.strip() == ALL_TASKS:
+            kept.append(spec)
             continue
-        kept.append(name)
-    return ",".join(kept)
+        names = []
+        for name in spec.split(","):
+            try:
+                registry.resolve(name)
+            except EvalTaskError:
+                unsure = True
+                continue
+            names.append(name)
+        if names:
+            kept.append(",".join(names))
+    if unsure and ALL_TASKS not in kept:
+        kept.insert(0, ALL_TASKS)
+    return kept
 
 
 def plan_run(

@@ -140,11 +140,9 @@ def plan_of(
     registry: Registry, options: Options, labels: dict[Path, str | None] | None = None
 ) -> RunPlan:
     """The items of this run, with task-string errors as usage errors."""
-    from .plan import plan_run, still_defined
+    from .plan import plan_run, rerun_specs
 
-    specs = options.specs
-    if options.last_failed:  # a task gone since it failed is skipped, as pytest skips a test
-        specs = [kept for spec in specs if (kept := still_defined(registry, spec))]
+    specs = rerun_specs(registry, options.specs) if options.last_failed else options.specs
     try:
         return plan_run(registry, specs, options.snapshot_dir, options.node_ids, labels)
     except EvalTaskError as exc:
