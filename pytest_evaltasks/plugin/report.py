@@ -34,11 +34,11 @@ from .review import (
     Group,
     diff_lines,
     edits,
-    failed,
     groups,
     headline,
     items_and_tasks,
     order,
+    partition,
     segments,
 )
 from .summary import ItemResult, RunSummary, Selection, count
@@ -195,16 +195,7 @@ def _fitted(
     failing rows (up to half the room), failure details, the other failing rows, the rows and
     details of passing changes to review (a versioned change since the base), the other rows
     (when all of that fit), then lint lines."""
-    failing: list[ItemResult] = []
-    reviewed: list[ItemResult] = []
-    rest: list[ItemResult] = []
-    for result in results:
-        if failed(result, outcomes):
-            failing.append(result)
-        elif result.details and result.headline:
-            reviewed.append(result)
-        else:
-            rest.append(result)
+    failing, reviewed, rest = partition(results, outcomes)
     failing_groups = groups(failing)
     reviewed_groups = groups(reviewed)
     failing_rows = [_group_row(group, outcomes) for group in failing_groups]

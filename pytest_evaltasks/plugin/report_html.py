@@ -20,15 +20,15 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ..snapshot.visible import CODE_POINT, changes, visible
+from ..snapshot.visible import CODE_POINT, changes, runs, visible
 from .review import (
     Group,
     diff_lines,
-    failed,
     groups,
     headline,
     items_and_tasks,
     order,
+    partition,
     segments,
 )
 from .summary import ItemResult, RunSummary, Selection, count
@@ -105,12 +105,7 @@ class Page:
     def of(cls, summary: RunSummary, outcomes: Mapping[str, str]) -> Page:
         """The run's results ordered and grouped as the Markdown report does."""
         results = sorted(summary.results, key=lambda result: order(result, outcomes))
-        failing = [result for result in results if failed(result, outcomes)]
-        reviewed = [
-            result
-            for result in results
-            if not failed(result, outcomes) and result.details and result.headline
-        ]
+        failing, reviewed, _ = partition(results, outcomes)
         return cls(results, outcomes, groups(failing), groups(reviewed))
 
     def shown(self) -> set[str]:
@@ -338,38 +333,23 @@ def side_by_side(lines: list[str]) -> str:
     replaced it, the characters that differ highlighted."""
     rows = ["<table class=\"diff\"><colgroup><col><col></colgroup>",
             "<tr><th>recorded</th><th>current</th></tr>"]  # fmt: skip
-    removed: list[str] = []
-    added: list[str] = []
-
-    def flush() -> None:
-        for position in range(max(len(removed), len(added))):
-            old = removed[position] if position < len(removed) else None
-            new = added[position] if position < len(added) else None
-            rows.append(_pair(old, new))
-        removed.clear()
-        added.clear()
-
-    for line in lines:
-        if line.startswith("?"):
-            continue  # a terminal guide line: the highlighting below says the same
-        if line.startswith("-"):
-            if added:
-                flush()
-            removed.append(line[1:])
-        elif line.startswith("+"):
-            added.append(line[1:])
+    kept = (line for line in lines if not line.startswith("?"))
+    for run in runs(kept):  # a terminal guide line: the highlighting says the same
+        if not isinstance(run, str):
+            removed, added = run
+            for position in range(max(len(removed), len(added))):
+                old = removed[position] if position < len(removed) else None
+                new = added[position] if position < len(added) else None
+                rows.append(_pair(old, new))
+        elif run.startswith("@@"):
+            rows.append(f'<tr class="hunk"><td colspan="2">{_e(run)}</td></tr>')
+        elif run.startswith("[doc "):
+            rows.append(f'<tr class="doc"><td colspan="2">{_e(run)}</td></tr>')
+        elif run.startswith("..."):  # a cut, said once across both sides
+            rows.append(f'<tr class="cut"><td colspan="2">{_e(run)}</td></tr>')
         else:
-            flush()
-            if line.startswith("@@"):
-                rows.append(f'<tr class="hunk"><td colspan="2">{_e(line)}</td></tr>')
-            elif line.startswith("[doc "):
-                rows.append(f'<tr class="doc"><td colspan="2">{_e(line)}</td></tr>')
-            elif line.startswith("..."):  # a cut, said once across both sides
-                rows.append(f'<tr class="cut"><td colspan="2">{_e(line)}</td></tr>')
-            else:
-                text = _shown(line[1:] if line.startswith(" ") else line)
-                rows.append(f'<tr><td class="same">{text}</td><td class="same">{text}</td></tr>')
-    flush()
+            text = _shown(run[1:] if run.startswith(" ") else run)
+            rows.append(f'<tr><td class="same">{text}</td><td class="same">{text}</td></tr>')
     rows.append("</table>")
     return "\n".join(rows)
 

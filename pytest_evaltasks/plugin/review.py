@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ..snapshot.visible import CODE_POINT
+from ..snapshot.visible import CODE_POINT, common_ends, runs
 from .summary import ItemResult
 
 _KINDS = {"task": 0, "module": 1, "orphan": 2}
@@ -29,6 +29,24 @@ def order(result: ItemResult, outcomes: Mapping[str, str]) -> tuple[int, int, st
 def failed(result: ItemResult, outcomes: Mapping[str, str]) -> bool:
     """Whether the item did not pass (an item with no outcome never ran to the end)."""
     return outcomes.get(result.label, "failed") != "passed"
+
+
+def partition(
+    results: list[ItemResult], outcomes: Mapping[str, str]
+) -> tuple[list[ItemResult], list[ItemResult], list[ItemResult]]:
+    """`results` (in order) as what failed, what passed with a change to review (a versioned
+    change since the base), and the rest: the sections every report has."""
+    failing: list[ItemResult] = []
+    reviewed: list[ItemResult] = []
+    rest: list[ItemResult] = []
+    for result in results:
+        if failed(result, outcomes):
+            failing.append(result)
+        elif result.details and result.headline:
+            reviewed.append(result)
+        else:
+            rest.append(result)
+    return failing, reviewed, rest
 
 
 def headline(result: ItemResult) -> str:
@@ -108,29 +126,14 @@ def edits(diff: list[str]) -> list[tuple[str, ...]]:
     """Each change of a diff: a removed line paired with the added line in its place, reduced
     to the words that differ; a line only removed or only added, whole."""
     found: list[tuple[str, ...]] = []
-    removed: list[str] = []
-    added: list[str] = []
-
-    def flush() -> None:
-        for old, new in zip(removed, added, strict=False):
-            found.append(("~", *changed_words(old, new)))
-        found.extend(("-", line.strip()) for line in removed[len(added) :])
-        found.extend(("+", line.strip()) for line in added[len(removed) :])
-        removed.clear()
-        added.clear()
-
-    for line in diff:
-        if line.startswith(("- [doc ", "+ [doc ", "?")):  # a doc's position, a guide line
+    kept = (line for line in diff if not line.startswith(("- [doc ", "+ [doc ", "?")))
+    for run in runs(kept):  # a doc's position and a guide line are not edits
+        if isinstance(run, str):
             continue
-        if line.startswith("-"):
-            if added:
-                flush()
-            removed.append(line[1:])
-        elif line.startswith("+"):
-            added.append(line[1:])
-        else:
-            flush()
-    flush()
+        removed, added = run
+        found += [("~", *changed_words(old, new)) for old, new in zip(removed, added, strict=False)]
+        found += [("-", line.strip()) for line in removed[len(added) :]]
+        found += [("+", line.strip()) for line in added[len(removed) :]]
     return found
 
 
@@ -139,14 +142,7 @@ def changed_words(old: str, new: str) -> tuple[str, str]:
     `| ANSWER: D` give `Answer:` and `ANSWER:`. A change of nothing visible (a space doubled, a
     zero-width space written `⟨U+200B⟩`) is not widened: the word beside it differs from doc to
     doc, and the change does not."""
-    start = 0
-    limit = min(len(old), len(new))
-    while start < limit and old[start] == new[start]:
-        start += 1
-    end = 0
-    while end < limit - start and old[-1 - end] == new[-1 - end]:
-        end += 1
-    old_end, new_end = len(old) - end, len(new) - end
+    start, old_end, new_end = common_ends(old, new)
     if _unseen(old[start:old_end]) and _unseen(new[start:new_end]):
         return old[start:old_end], new[start:new_end]
     while start > 0 and not old[start - 1].isspace():
@@ -173,11 +169,6 @@ class Group:
         """The member whose body the block shows."""
         return self.members[0]
 
-    @property
-    def tasks(self) -> int:
-        """Distinct tasks among the members (one task at two shot counts is two items)."""
-        return len({task_name(member.label) for member in self.members})
-
 
 def groups(results: list[ItemResult]) -> list[Group]:
     """`results` (in order) as blocks: members that share a `group_key` together, where the
@@ -195,11 +186,9 @@ def task_name(label: str) -> str:
     return label.split("|", 1)[0]
 
 
-def items_and_tasks(labels: list[str], noun: str = "item") -> str:
+def items_and_tasks(labels: list[str]) -> str:
     """`57 tasks` when each item is its own task, else `114 items of 57 tasks`."""
     tasks = len({task_name(label) for label in labels})
     if tasks == len(labels):
         return f"{tasks:,} task{'' if tasks == 1 else 's'}"
-    return f"{len(labels):,} {noun}{'' if len(labels) == 1 else 's'} of {tasks:,} task" + (
-        "" if tasks == 1 else "s"
-    )
+    return f"{len(labels):,} items of {tasks:,} task{'' if tasks == 1 else 's'}"

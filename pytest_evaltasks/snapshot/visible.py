@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 
 HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cn", "Cs", "Zl", "Zp", "Zs"})
 """Unicode categories whose characters show as nothing or as a blank: controls, format
@@ -53,11 +54,9 @@ Opcode = tuple[str, int, int, int, int]
 end)."""
 
 
-def changes(old: str, new: str) -> list[Opcode]:
-    """How `new` differs from `old`, character by character, as opcodes.
-
-    The common start and end are taken off first (linear in the line); only the middle between
-    them is matched, and only when it is short: a longer middle is one replacement."""
+def common_ends(old: str, new: str) -> tuple[int, int, int]:
+    """Where `old` and `new` stop agreeing from the start, and from the end: (start, old end,
+    new end), so that `old[start:old_end]` was replaced by `new[start:new_end]`. Linear."""
     start = 0
     limit = min(len(old), len(new))
     while start < limit and old[start] == new[start]:
@@ -65,7 +64,15 @@ def changes(old: str, new: str) -> list[Opcode]:
     end = 0
     while end < limit - start and old[-1 - end] == new[-1 - end]:
         end += 1
-    old_end, new_end = len(old) - end, len(new) - end
+    return start, len(old) - end, len(new) - end
+
+
+def changes(old: str, new: str) -> list[Opcode]:
+    """How `new` differs from `old`, character by character, as opcodes.
+
+    The common start and end are taken off first (`common_ends`); only the middle between
+    them is matched, and only when it is short: a longer middle is one replacement."""
+    start, old_end, new_end = common_ends(old, new)
     codes: list[Opcode] = [("equal", 0, start, 0, start)] if start else []
     if (old_end - start) + (new_end - start) > 2 * MATCHED_CHARS:
         codes.append(("replace", start, old_end, start, new_end))
@@ -77,7 +84,7 @@ def changes(old: str, new: str) -> list[Opcode]:
             (tag, start + i1, start + i2, start + j1, start + j2)
             for tag, i1, i2, j1, j2 in matcher.get_opcodes()
         ]
-    if end:
+    if old_end < len(old):
         codes.append(("equal", old_end, len(old), new_end, len(new)))
     return codes
 
@@ -100,40 +107,52 @@ def guide(old: str, new: str) -> tuple[str, str] | None:
     return "".join(old_marks).rstrip(), "".join(new_marks).rstrip()
 
 
-def marked_diff(lines: list[str]) -> list[str]:
-    """Unified diff lines (`-`, `+`, context, `@@`) made visible, with `?` guide lines under
-    each removed line paired with an added one, and under that added line. A run of removals
-    is paired, line by line, with the run of additions that follows it."""
-    out: list[str] = []
+Run = tuple[list[str], list[str]]
+"""A run of removed lines and the run of added lines after it, without their signs."""
+
+
+def runs(lines: Iterable[str]) -> Iterator[Run | str]:
+    """Unified diff lines as a reader pairs them: each run of removals with the run of
+    additions that follows it, as a `Run`; any other line (context, `@@`, a heading) as
+    itself. Every report of a diff pairs lines this one way."""
     removed: list[str] = []
     added: list[str] = []
-
-    def flush() -> None:
-        for position, line in enumerate(removed):
-            out.append(line)
-            if position < len(added):
-                marks = guide(line[1:], added[position][1:])
-                if marks is not None and marks[0]:
-                    out.append("?" + marks[0])
-        for position, line in enumerate(added):
-            out.append(line)
-            if position < len(removed):
-                marks = guide(removed[position][1:], line[1:])
-                if marks is not None and marks[1]:
-                    out.append("?" + marks[1])
-        removed.clear()
-        added.clear()
-
     for line in lines:
-        line = visible(line)
-        if line.startswith("-") and not line.startswith("---"):
+        if line.startswith("-"):
             if added:
-                flush()
-            removed.append(line)
-        elif line.startswith("+") and not line.startswith("+++"):
-            added.append(line)
+                yield removed, added
+                removed, added = [], []
+            removed.append(line[1:])
+        elif line.startswith("+"):
+            added.append(line[1:])
         else:
-            flush()
-            out.append(line)
-    flush()
+            if removed or added:
+                yield removed, added
+                removed, added = [], []
+            yield line
+    if removed or added:
+        yield removed, added
+
+
+def marked_diff(lines: list[str]) -> list[str]:
+    """Unified diff lines (`-`, `+`, context, `@@`; no file headers) made visible, with `?`
+    guide lines under each removed line paired with an added one, and under that added line
+    (pairs as `runs` makes them)."""
+    out: list[str] = []
+    for run in runs(visible(line) for line in lines):
+        if isinstance(run, str):
+            out.append(run)
+            continue
+        removed, added = run
+        marks = [guide(old, new) for old, new in zip(removed, added, strict=False)]
+        for position, line in enumerate(removed):
+            out.append("-" + line)
+            mark = marks[position] if position < len(marks) else None
+            if mark is not None and mark[0]:
+                out.append("?" + mark[0])
+        for position, line in enumerate(added):
+            out.append("+" + line)
+            mark = marks[position] if position < len(marks) else None
+            if mark is not None and mark[1]:
+                out.append("?" + mark[1])
     return out
