@@ -417,6 +417,14 @@ def load_hub_dataset(source: RowSource, *, saving: bool = False) -> Any:
         ) from exc
 
 
+def cache_advice(verb: str = "use") -> str:
+    """What to say of the datasets cache when a dataset could not be loaded: to turn offline
+    mode on, unless it is on already (then the cache has no copy either)."""
+    if offline():
+        return "HF_HUB_OFFLINE is set, and the datasets cache holds no copy either"
+    return f"or set HF_HUB_OFFLINE=1 to {verb} the datasets cache, if it holds one"
+
+
 def offline() -> bool:
     """`HF_HUB_OFFLINE` or `HF_DATASETS_OFFLINE` is set (the cache alone is used)."""
     return any(

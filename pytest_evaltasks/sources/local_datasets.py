@@ -126,13 +126,8 @@ class LocalDatasets:
         try:
             return self._real.load_dataset(path=path, name=name, **kwargs)
         except Exception as exc:
-            from ..engine.rows import offline
+            from ..engine.rows import cache_advice
 
-            cache = (
-                "HF_HUB_OFFLINE is set, and the datasets cache holds no copy either"
-                if offline()
-                else "or set HF_HUB_OFFLINE=1 to use the datasets cache, if it holds one"
-            )
             where = (
                 self._data_dir / str(path) / (name or "default")
                 if self._data_dir is not None and isinstance(path, str)
@@ -143,5 +138,5 @@ class LocalDatasets:
                 + (f" at {where}" if where is not None else "")
                 + f", and datasets could not load it: {type(exc).__name__}: {exc}. Put its "
                 f"split files there (<split>.jsonl), or save a slice with --evaltasks-save-data "
-                f"where the Hub is reachable; {cache}"
+                f"where the Hub is reachable; {cache_advice()}"
             ) from exc

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...engine.lint_input import LintDoc, LintTask
 from ...engine.rendered import RenderedUnit, UnitsRendered, Upstream
-from ...engine.rows import dataset_caches
+from ...engine.rows import cache_advice, dataset_caches
 from ...engine.sources import Entry, SourceKind, holds_task_modules
 from ...errors import DatasetError, EvalTaskError, RegistryError
 from .index import CACHE_KEY, RECORDS_VERSION, FileRecord, YamlIndex, environment_key
@@ -406,9 +406,8 @@ class LmEvalYaml:
         except Exception as exc:
             raise DatasetError(
                 f"task {entry.name!r}: cannot save a slice of {path!r} (subset {name!r}): "
-                f"{type(exc).__name__}: {exc}. Connect once, or set HF_HUB_OFFLINE=1 to save from "
-                f"the datasets cache, or commit a slice saved where the Hub is reachable, to "
-                f"{folder}"
+                f"{type(exc).__name__}: {exc}. Connect once, or commit a slice saved where the Hub "
+                f"is reachable, to {folder}; {cache_advice('save from')}"
             ) from exc
         missing = [split for split in splits if split not in dataset]
         if missing:
