@@ -23,6 +23,7 @@ from pytest_evaltasks.snapshot.check import (
     RecordedInput,
     check,
 )
+from pytest_evaltasks.snapshot.facts import FORMAT_VERSION
 from pytest_evaltasks.snapshot.gate import Outcome
 from pytest_evaltasks.snapshot.layout import layout
 
@@ -199,12 +200,14 @@ def test_a_partial_run_never_records_a_new_snapshot(project: Project) -> None:
     ("edit", "says"),
     [
         pytest.param(
-            lambda t: t.replace("snapshot, format 4", "snapshot, format 5"),
+            lambda t: t.replace(
+                f"snapshot, format {FORMAT_VERSION}", f"snapshot, format {FORMAT_VERSION + 1}"
+            ),
             "written by a newer pytest-evaltasks",
             id="newer-format",
         ),
         pytest.param(
-            lambda t: t.replace("snapshot, format 4", "snapshot, format 2"),
+            lambda t: t.replace(f"snapshot, format {FORMAT_VERSION}", "snapshot, format 2"),
             "edited by hand",
             id="older-format-label",
         ),
@@ -355,7 +358,7 @@ def test_an_unreadable_base_is_named_and_the_working_copy_still_judged(project: 
 def _format_2(built: BuiltSnapshot) -> str:
     """The file format 2 wrote for this build (its hashing and header kept in format_v2)."""
     text = layout(built.facts_in(2), 3, [built.block(p) for p in range(3)])
-    return text.replace("snapshot, format 4", "snapshot, format 2")
+    return text.replace(f"snapshot, format {FORMAT_VERSION}", "snapshot, format 2")
 
 
 def _format_3(built: BuiltSnapshot) -> str:
@@ -373,7 +376,7 @@ def test_a_format_2_file_is_migrated_when_its_content_is_verified(project: Proje
     update = run(project, old, update=True)
     assert update.outcome is Outcome.FORMAT and update.passes
     assert update.write is not None and update.write.startswith(
-        "# pytest-evaltasks snapshot, format 4"
+        f"# pytest-evaltasks snapshot, format {FORMAT_VERSION}"
     )
 
 
@@ -446,7 +449,7 @@ def test_fresh_builds_give_older_facts_only_for_a_record_in_that_format(project:
 
 
 def test_format_1_is_refused_as_unverifiable(project: Project) -> None:
-    text = record(project).replace("snapshot, format 4", "snapshot, format 1")
+    text = record(project).replace(f"snapshot, format {FORMAT_VERSION}", "snapshot, format 1")
     decision = run(project, text, update=True)
     assert decision.outcome is Outcome.UNREADABLE and decision.write is None
     assert "cannot verify" in decision.headline

@@ -423,6 +423,7 @@ def _facts_json(facts: SnapshotFacts) -> dict[str, Any]:
         "settings": facts.settings,
         "hashes": facts.hash_text,
         "inputs": list(facts.inputs),
+        "identities": list(facts.identities),
     }
 
 
@@ -434,6 +435,7 @@ def _facts_from(data: dict[str, Any]) -> SnapshotFacts:
         {},
         data["hashes"],
         tuple(data.get("inputs", ())),
+        tuple(data.get("identities", ())),
     )
 
 

@@ -16,11 +16,13 @@ had:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..engine.line_text import escape_line
 from ..engine.rendered import DocsRendered, RenderedTask, UnitsRendered, Upstream
+from . import outline
 from .facts import (
     FORMAT_VERSION,
     SnapshotFacts,
@@ -256,14 +258,27 @@ class BuiltSnapshot:
         self.template = template
         self.form = form_of(rendered, settings, template, root)
         form = self.form
-        hashes, header = fingerprinted(
-            form.task_label, form.labelled(), form.digest, lambda: form.header(label)
-        )
+        outlines: dict[str, tuple[str, ...]] = {}
+
+        def header_of() -> dict[str, str]:
+            with outline.collecting() as found:
+                made = form.header(label)
+            outlines.update(found)
+            return made
+
+        hashes, header = fingerprinted(form.task_label, form.labelled(), form.digest, header_of)
         recorded = {**settings.recorded(), **form.settings()}
         reads = inputs() if callable(inputs) else inputs
         self.reads = tuple(escape_line(path) for path in sorted(reads.own))
         """What this build itself read, as `[inputs]` lines (see `Reads.own`)."""
-        self.facts = recorded_facts(header, recorded, hashes, hash_seed, reads.recorded)
+        self.facts = recorded_facts(
+            header,
+            recorded,
+            hashes,
+            hash_seed,
+            reads.recorded,
+            identities=outline.section(outlines),
+        )
         self._made = (label, hash_seed, reads.recorded)
         self._older: dict[int, SnapshotFacts] = {}
 
@@ -288,7 +303,12 @@ class BuiltSnapshot:
             return self.facts
         older = self._older.get(format_version)
         if older is None:  # made once: format 2's hashes every doc again
-            older = self._format_3() if format_version == 3 else self.form.legacy() or self.facts
+            if format_version == 3:
+                older = self._format_3()
+            elif format_version == 2:
+                older = self.form.legacy() or self.facts
+            else:
+                older = replace(self.facts, format_version=format_version, identities=())
             self._older[format_version] = older
         return older
 

@@ -29,8 +29,10 @@ from ..engine.line_text import escape_line, file_json
 from ..engine.metrics import MetricRef, metric_category, metric_name
 from ..engine.paths import relative_path_text
 from ..errors import UnrecordableValueError
+from . import outline
 from .canonical import UnencodableValue
-from .identity import UnidentifiableValue, identity, identity_digest, identity_text
+from .identity import UnidentifiableValue, identity, identity_text
+from .identity_parts import _digest, _dumps
 
 T = TypeVar("T")
 
@@ -39,12 +41,16 @@ if TYPE_CHECKING:
 
     from ..engine.task import Task, TaskResult
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 """Bump when anything that goes into the file or a hash changes; never a prompt change."""
 
-READABLE_FORMATS = (2, 3, 4)
+READABLE_FORMATS = (2, 3, 4, 5)
 """Formats whose content this version can verify: format 2 through `format_v2`, format 3 with
-its identities (`identity.format_3_identities`: bytecode digests, only the root's code own)."""
+its identities (`identity.format_3_identities`: bytecode digests, only the root's code own),
+format 4 as format 5 without the `[identities]` outlines."""
+
+OUTLINES_SINCE = 5
+"""The first format whose files keep the outline of each identity they record by digest."""
 
 DEFAULT_DOCS_SHOWN = 3
 
@@ -86,6 +92,10 @@ class SnapshotFacts:
     inputs: tuple[str, ...] = ()
     """The project files the task's code read (relative to the root, sorted): what a
     changed-only run selects it by. Not content: a changed list is named as such."""
+    identities: tuple[str, ...] = ()
+    """The `[identities]` lines: the outline of each value `[task]` records by digest, so a
+    changed digest can say what changed (`outline`). Explains, never decides: it is made
+    from the identity the digest is made from."""
 
     @cached_property
     def doc_hashes(self) -> dict[str, str]:
@@ -163,6 +173,9 @@ def content_fingerprint(facts: SnapshotFacts) -> str:
     lines += [f"{key}: {value}" for key, value in facts.settings.items()]
     lines.append("[inputs]")
     lines += list(facts.inputs)
+    if facts.format_version >= OUTLINES_SINCE:
+        lines.append("[identities]")
+        lines += list(facts.identities)
     lines.append("[doc hashes]")
     text = "\n".join(lines) + "\n" + facts.hash_text
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -250,6 +263,7 @@ def recorded_facts(
     hash_seed: int | None,
     inputs: Iterable[str],
     format_version: int = FORMAT_VERSION,
+    identities: tuple[str, ...] = (),
 ) -> SnapshotFacts:
     """The facts of a run as format 3 and later record them: the `[doc hashes]` text (in label
     order, see `fingerprinted`), inputs sorted."""
@@ -262,6 +276,7 @@ def recorded_facts(
         layout={},
         hashes=hashes,
         inputs=tuple(escape_line(path) for path in sorted(inputs)),
+        identities=identities,
     )
 
 
@@ -343,12 +358,19 @@ SUMMARY_LIMIT = 160
 def value_summary(value: Any, root: Path | None, path: str) -> str:
     """A config value as recorded: its canonical text when short, else what it is and a digest
     of its identity (a change anywhere in it changes the digest)."""
-    text = identity_text(value, root, path)
+    described = identity(value, root, path)
+    text = _dumps(described)
     if len(text) <= SUMMARY_LIMIT and _is_plain(value):
         return escape_line(text)
-    described = identity(value, root, path)
-    kind = _kind(described)
-    return escape_line(f"{kind} #{identity_digest(value, root, path)}")
+    return escape_line(f"{_kind(described)} #{_outlined(described, text)}")
+
+
+def _outlined(described: Any, text: str) -> str:
+    """The digest an identity is recorded by, its outline kept for the `[identities]`
+    section (`outline`)."""
+    digest = _digest(text)
+    outline.note(digest, described)
+    return digest
 
 
 def _is_plain(value: Any) -> bool:
@@ -406,7 +428,8 @@ def metric_identity(metric: Any, root: Path | None = None) -> str:
         return escape_line(metric)
     category = metric_category(metric)
     label = f"{metric_name(metric)}{f'; {category}' if category else ''}"
-    digest = identity_digest(metric, root, f"metric {metric_name(metric)}")
+    described = identity(metric, root, f"metric {metric_name(metric)}")
+    digest = _outlined(described, _dumps(described))
     return escape_line(f"{type(metric).__name__} [{label}] #{digest}")
 
 

@@ -86,7 +86,7 @@ def failure_report(
     body: list[str] = []
     if verdict.fields:
         body.append("task fields changed:")
-        body += [f"  {visible(change)}" for change in verdict.fields]
+        body += [f"  {visible(line)}" for change in verdict.fields for line in change.split("\n")]
     if verdict.settings:
         body.append("run settings changed:")
         body += [f"  {visible(change)}" for change in verdict.settings]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from . import outline
 from .facts import SnapshotFacts
 
 if TYPE_CHECKING:
@@ -127,7 +128,7 @@ def judge(
         return Verdict(
             Outcome.NEW, f"{label}: new task, no snapshot recorded yet; {advice}", update, update
         )
-    fields = differences(old.content(), new.content())
+    fields = field_changes(old, new)
     same_format = old.format_version == new.format_version
     settings = differences(old.settings, new.settings) if same_format else []
     docs = compare_docs(old, new, partial)
@@ -397,6 +398,43 @@ def differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
         for key in keys
         if old.get(key) != new.get(key)
     ]
+
+
+_RECORDED_DIGEST = re.compile(r"#([0-9a-f]{16})\b")
+"""A digest a `[task]` value records an identity by (`facts.value_summary`)."""
+
+
+def field_changes(old: SnapshotFacts, new: SnapshotFacts) -> list[str]:
+    """`key: old -> new` for every content field that differs; a value recorded by digest is
+    followed by what changed inside it, a line each (indented), read from the two files'
+    outlines (`outline`)."""
+    before, after = outline.read_section(old.identities), outline.read_section(new.identities)
+    found = []
+    for change in differences(old.content(), new.content()):
+        key = change.partition(": ")[0]
+        inside = _inside(old.content().get(key, ""), new.content().get(key, ""), before, after)
+        found.append("\n".join([change, *(f"  {line}" for line in inside)]))
+    return found
+
+
+def _inside(
+    was: str,
+    now: str,
+    before: dict[str, tuple[str, ...]],
+    after: dict[str, tuple[str, ...]],
+) -> list[str]:
+    """What changed inside the values a field records by digest, paired in order."""
+    pairs = list(zip(_RECORDED_DIGEST.findall(was), _RECORDED_DIGEST.findall(now), strict=False))
+    lines: list[str] = []
+    for old_digest, new_digest in pairs:
+        if old_digest == new_digest or old_digest not in before or new_digest not in after:
+            continue
+        found = outline.changes(before[old_digest], after[new_digest])
+        lines += found or [
+            f"#{old_digest} -> #{new_digest}: the change is in what its outline does not show "
+            f"(its code, or the machinery behind it)"
+        ]
+    return lines
 
 
 def describe_change(docs: DocChanges, fields: list[str], settings: list[str]) -> str:

@@ -54,6 +54,7 @@ def layout(facts: SnapshotFacts, docs_shown: int, shown: Sequence[str]) -> str:
         f"docs_shown: {docs_shown}",
         "",
         *(["[inputs]", *facts.inputs, ""] if facts.format_version >= 3 else []),
+        *(["[identities]", *facts.identities, ""] if facts.identities else []),
         "[fingerprint]",
         f"content: sha256:{facts.fingerprint()}",
         "",

@@ -16,14 +16,16 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .facts import FORMAT_VERSION, READABLE_FORMATS, SnapshotFacts, label_key
+from .facts import FORMAT_VERSION, OUTLINES_SINCE, READABLE_FORMATS, SnapshotFacts, label_key
 from .layout import FIRST_LINE
 
-SECTIONS = ("task", "settings", "layout", "inputs", "fingerprint")
+SECTIONS = ("task", "settings", "layout", "inputs", "identities", "fingerprint")
 """The sections before the doc hashes, in the order the writer lays them out; all hold
-`key: value` lines but `[inputs]`, which holds one path per line (format 3 on)."""
+`key: value` lines but `[inputs]`, which holds one path per line (format 3 on), and
+`[identities]`, the outlines of the values `[task]` records by digest (format 5 on, written
+only when there is one)."""
 
-LISTS = frozenset({"inputs"})
+LISTS = frozenset({"inputs", "identities"})
 
 _CONFLICT = re.compile(r"^(<{7} |={7}$|>{7} )", re.MULTILINE)
 _HASHES_HEADER = re.compile(r"\[doc hashes\] (\d+) docs, by id")
@@ -151,7 +153,9 @@ def parse_head(text: str, complete: bool = True) -> Head:
             raise _edited(f"the key {key!r} appears twice (line {number})")
         current[key] = value
     if complete:
-        expected = [name for name in SECTIONS if version >= 3 or name not in LISTS]
+        expected = [name for name in SECTIONS if _expected(name, version)]
+        if "identities" in sections and version >= OUTLINES_SINCE:
+            expected.insert(expected.index("fingerprint"), "identities")
         order = [name for name in expected if name in sections]
         if order != list(sections) or len(order) != len(expected) or hashes_at == -1:
             missing = [f"[{name}]" for name in expected if name not in sections]
@@ -162,6 +166,13 @@ def parse_head(text: str, complete: bool = True) -> Head:
                 f"it is truncated or edited"
             )
     return Head(version, sections, hashes_at, lists)
+
+
+def _expected(section: str, version: int) -> bool:
+    """Whether a file of this format must hold the section (`[identities]` is optional)."""
+    if section == "identities":
+        return False
+    return version >= 3 or section not in LISTS
 
 
 def _format_version(text: str) -> int:
@@ -206,6 +217,7 @@ def parse_snapshot(text: str) -> SnapshotFacts:
         layout=head.sections["layout"],
         hashes=hash_text,
         inputs=tuple(head.lists.get("inputs", ())),
+        identities=tuple(head.lists.get("identities", ())),
     )
     _check_agreement(facts, int(declared.group(1)), head.sections["fingerprint"])
     return facts

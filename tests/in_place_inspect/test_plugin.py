@@ -72,6 +72,12 @@ def test_a_users_task_is_recorded_and_its_prompt_change_needs_a_version_bump(
     failed = run(pytester, "--evaltasks", "quiz", "--snapshot-update")
     failed.assert_outcomes(failed=1)
     failed.stdout.fnmatch_lines(["*4 of 4 docs changed*solver*its version is still 0*"])
+    step = "inspect_ai.solver._prompt:prompt_template.<locals>.solve"
+    # the solver chain's change is named by its step and setting, not by two digests
+    assert (
+        f'    _solvers[1].prompt_template: "Question: {{prompt}}\\nAnswer:" -> '
+        f'"Q: {{prompt}}\\nAnswer:" (in {step})'
+    ) in failed.stdout.str()
     assert snapshot.read_text(encoding="utf-8") == text
 
     quiz_project(pytester.path, version=1, template="Q: {prompt}")

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_evaltasks.snapshot.facts import FORMAT_VERSION
+
 if TYPE_CHECKING:
     from conftest import EvalProject
 
@@ -105,11 +107,12 @@ def test_settings_change_is_named_and_not_an_unversioned_prompt_change(
 @pytest.mark.parametrize(
     ("line", "says"),
     [
-        pytest.param("format 5", "written by a newer pytest-evaltasks (format 5", id="newer"),
+        pytest.param("format 6", "written by a newer pytest-evaltasks (format 6", id="newer"),
         pytest.param("format 99", "written by a newer pytest-evaltasks (format 99", id="unknown"),
         pytest.param("format 1", "format 1, whose content this version cannot verify", id="old"),
         pytest.param("format 2", "edited by hand", id="older"),
-        pytest.param("format 3", "edited by hand", id="previous"),
+        pytest.param("format 3", "edited by hand", id="format-3"),
+        pytest.param("format 4", "edited by hand", id="previous"),
         pytest.param("format x", "declares format 'x'", id="garbage"),
     ],
 )
@@ -122,7 +125,7 @@ def test_the_format_line_can_never_launder_a_change(
     path = project.snapshot(SUB)
     recorded = path.read_text(encoding="utf-8")
     first, rest = recorded.split("\n", 1)
-    assert first == "# pytest-evaltasks snapshot, format 4"
+    assert first == f"# pytest-evaltasks snapshot, format {FORMAT_VERSION}"
     relabelled = f"# pytest-evaltasks snapshot, {line}\n" + rest
     path.write_text(relabelled, encoding="utf-8")
     project.write_tasks(edited=(4,))  # an unversioned prompt change rides along
