@@ -26,6 +26,7 @@ from .lint_input import LintDoc, LintTask
 
 if TYPE_CHECKING:
     from .doc import Doc
+    from .ports import PortDoc
     from .task import Task, TaskResult
     from .task_string import TaskRequest
 
@@ -143,7 +144,7 @@ class RenderedUnit:
     change in it is a content change. `shown` are the lines shown above the prompt (`key`,
     value) and `texts` the texts shown in full behind `| ` (title, text), the first context
     first. `export` is the unit's record for `--evaltasks-export` (JSON data); `lint` what the
-    lint rules read of it.
+    lint rules read of it; `port` what a port check compares it by (`ports.PortDoc`).
     """
 
     label: str
@@ -153,6 +154,7 @@ class RenderedUnit:
     texts: list[tuple[str, str]] = field(default_factory=list)
     export: dict[str, Any] = field(default_factory=dict)
     lint: LintDoc | None = None
+    port: PortDoc | None = None
 
 
 @dataclass(kw_only=True)

@@ -54,6 +54,8 @@ class RunContext:
     """Under `all`, on an xdist controller: the snapshot folder's files (by name) and the
     labels they record, as this process read them, for its workers."""
     _extra_renderings: dict[str, Rendering] = field(default_factory=dict)
+    port_registries: dict[Path, Registry] = field(default_factory=dict)
+    """The registries of port sides' own folders, made once each (`port_items`)."""
 
     @functools.cached_property
     def snapshot_folder_shown(self) -> str:

@@ -23,13 +23,12 @@ from ..snapshot.check import CheckMode, Decision, RecordedInput, check
 from ..snapshot.failure import FailureReport
 from ..snapshot.gate import Outcome
 from ..snapshot.parse import SnapshotFileError
-from ..snapshot.storage import decode, read_snapshot_text, snapshot_filename
+from ..snapshot.storage import decode, read_snapshot_text
 from ..snapshot.syrupy_extension import write_snapshot
 from .builds import FreshBuild, build_here, lint_of, other_seed
 from .context import RunContext
 from .lookahead import Checked, Lookahead
 from .plan import Orphan
-from .profiles import MODULE_VARIABLE, allowed, item_name
 from .summary import RESULT_KEY, ItemResult
 
 if TYPE_CHECKING:
@@ -37,8 +36,6 @@ if TYPE_CHECKING:
 
     from ..engine.registry import BrokenModule, Unusable
     from ..engine.task_string import TaskRequest
-
-COLLECTOR_NAME = "evaltasks"
 
 
 class ItemsRun(Protocol):
@@ -80,78 +77,6 @@ class _ItemObject:
     def __init__(self, name: str) -> None:
         self.__module__ = __name__
         self.__name__ = name
-
-
-class EvalTasksCollector(pytest.Collector):
-    """The one virtual collector that yields an item per planned check."""
-
-    def __init__(self, *, context: RunContext, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.context = context
-
-    def collect(self) -> list[pytest.Item]:
-        """Tasks in the order the task string asked for them, then modules, then orphans."""
-        context = self.context
-        root = context.root
-        items: list[pytest.Item] = []
-        registry = context.registry
-        for request in context.plan.requests:
-            source, line = registry.location(request.name)
-            wanted_keys = [rendering.key for rendering in context.renderings]
-            task_module = registry.module_of(request.name)
-            allowed_keys = allowed(task_module, request.name, wanted_keys)
-            recorded = context.plan.recorded.get(request.key, [])
-            for key in [*allowed_keys, *(k for k in recorded if k not in allowed_keys)]:
-                name = item_name(request.label, key)
-                filename = snapshot_filename(name)
-                if key in recorded and key not in allowed(task_module, request.name, [key]):
-                    path = context.options.snapshot_dir / filename
-                    reason = (
-                        f"records the rendering {key!r} of {request.label!r}, which its task "
-                        f"module's {MODULE_VARIABLE} no longer allows"
-                    )
-                    orphan = Orphan(path, name, reason)
-                    items.append(
-                        OrphanItem.from_parent(self, name=_relative(path, root), orphan=orphan)
-                    )
-                    continue
-                items.append(
-                    TaskItem.from_parent(
-                        self,
-                        name=name,
-                        request=request,
-                        rendering=key,
-                        source=source,
-                        line=line,
-                        snapshot_dir=context.options.snapshot_dir,
-                        snapshot_name=filename,
-                    )
-                )
-        for unusable in context.plan.unusable:
-            items.append(UnusableItem.from_parent(self, name=unusable.name, unusable=unusable))
-        for module in context.plan.broken:
-            items.append(
-                ModuleItem.from_parent(self, name=_relative(module.path, root), module=module)
-            )
-        for orphan in context.plan.orphans:
-            items.append(
-                OrphanItem.from_parent(self, name=_relative(orphan.path, root), orphan=orphan)
-            )
-        wanted = set(context.options.node_ids)
-        if wanted:
-            items = [item for item in items if item.name in wanted]
-        self.add_marker("evaltask")  # once: every item below has it (`-m evaltask`)
-        for item in items:
-            item.extra_keyword_matches.add(item.name.replace("|", "/"))
-        return items
-
-
-def _relative(path: Path, root: Path) -> str:
-    """`path` relative to the root directory when inside it, as a node name."""
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
 
 
 class CheckItem(pytest.Item):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ..engine.ports import PORTS_FILE
 from ..engine.run_settings import RunSettings
 from .command_line import LINT_MODES, LOOKAHEAD_MODES
 from .ignore_list import INI_KEY as IGNORE_KEY
@@ -56,6 +57,9 @@ class Options:
     warning) instead of deleting them."""
     disable_unused: bool = False
     """syrupy's `--snapshot-disable-unused`: no orphan snapshot is looked for."""
+    ports_file: Path | None = None
+    """Where the project declares its ports (`engine/ports`): `ports.toml` beside its task
+    modules (the folder its data and snapshots default to)."""
     details: bool = False
     """syrupy's `--snapshot-details`: the summary lists every item's snapshot and outcome."""
     lint_ignore: list[tuple[str, list[str]]] = field(default_factory=list)
@@ -169,6 +173,7 @@ def resolve_options(config: pytest.Config, node_ids: list[str] | None = None) ->
         or (["all"] if opt.evaltasks_changed is not None and not ids else []),
         task_dirs=[Path(p) for p in task_dirs],
         custom_tasks=[Path(p) for p in custom],
+        ports_file=home / PORTS_FILE,
         data_dir=data_dir,
         snapshot_dir=snapshot_dir,
         run=RunSettings(
@@ -293,6 +298,18 @@ SHORTCUT_INSTALL = {
     "inspect_evals": "install it (pip install -e '.[inspect]' from this package's clone, see "
     "docs/inspect.md)",
 }
+
+
+def task_folder(base: Path, value: str) -> Path:
+    """One task folder, a shortcut (`lm_eval:tasks`) or a path against `base`; one that cannot
+    be found is an error saying what to install or name."""
+    from ..errors import RegistryError
+
+    problems: list[str] = []
+    found = _task_dirs(base, [value], problems)
+    if problems or not found:
+        raise RegistryError("; ".join(problems) or f"{value}: not a folder")
+    return found[0]
 
 
 def _task_dirs(base: Path, values: list[str] | None, problems: list[str]) -> list[Path]:

@@ -18,6 +18,7 @@ from ..snapshot.storage import recorded_labels, snapshot_filename
 from .profiles import split_item_name
 
 if TYPE_CHECKING:
+    from ..engine.ports import Port
     from ..engine.registry import BrokenModule, Registry, Unusable
 
 
@@ -44,11 +45,14 @@ class RunPlan:
     recorded: dict[tuple[str, int, str], list[str]] = field(default_factory=dict)
     """Under `all`: the renderings each request has a snapshot of (`plain` for the task's own
     file), which are checked whatever the run's renderings."""
+    ports: list[Port] = field(default_factory=list)
+    """The declared ports the run checks (`port:NAME`, `ports`, or `all`)."""
 
     @property
     def size(self) -> int:
         """Items in the run."""
-        return len(self.requests) + len(self.broken) + len(self.orphans) + len(self.unusable)
+        planned = len(self.requests) + len(self.broken) + len(self.orphans)
+        return planned + len(self.unusable) + len(self.ports)
 
 
 def last_failed_specs(lastfailed: Mapping[str, object], prefix: str) -> list[str]:

@@ -206,7 +206,10 @@ def _fitted(
         for result in results
         for finding in result.lint
     ]
-    failed_blocks = _blocks([group for group in failing_groups if group.first.headline], budget)
+    failed_blocks = _blocks(
+        [g for g in failing_groups if g.first.headline and g.first.kind != "port"], budget
+    )
+    port_blocks = _blocks([g for g in failing_groups if g.first.kind == "port"], budget)
     reviewed_blocks = _blocks(reviewed_groups, budget)
     head = [
         f"## pytest-evaltasks: {count(len(results), 'item')} checked ({selection.mode} mode)",
@@ -218,12 +221,14 @@ def _fitted(
     room = _Room(budget.limit - budget.size("\n".join(head)) - reserve, budget)
     n_failing = room.take(failing_rows, cap=room.left // 2)
     n_failed_blocks = room.take([block.text for block in failed_blocks])
+    n_port_blocks = room.take([block.text for block in port_blocks])
     n_failing += room.take(failing_rows[n_failing:])
     n_reviewed = room.take(reviewed_rows) if n_failing == len(failing_rows) else 0
     n_reviewed_blocks = room.take([block.text for block in reviewed_blocks])
     complete = (
         n_failing == len(failing_rows)
         and n_failed_blocks == len(failed_blocks)
+        and n_port_blocks == len(port_blocks)
         and n_reviewed == len(reviewed_rows)
         and n_reviewed_blocks == len(reviewed_blocks)
     )
@@ -234,12 +239,15 @@ def _fitted(
     rows_left = len(failing_rows) + len(reviewed_rows) + len(rest_rows) - len(rows)
     failing_left = len(failing_rows) - n_failing
     failed_left = sum(block.items for block in failed_blocks[n_failed_blocks:])
+    port_left = sum(block.items for block in port_blocks[n_port_blocks:])
     reviewed_left = sum(block.items for block in reviewed_blocks[n_reviewed_blocks:])
     cuts = []
     if rows_left:
         cuts.append(_count(rows_left, "table row"))
     if failed_left:
         cuts.append(f"the details of {_count(failed_left, 'failing item')}")
+    if port_left:
+        cuts.append(f"the details of {_count(port_left, 'port change')}")
     if reviewed_left:
         cuts.append(f"the details of {_count(reviewed_left, 'passing change')}")
     if n_lint < len(lint):
@@ -269,6 +277,7 @@ def _fitted(
             ]
     sections = (
         ("Failures", failed_blocks, n_failed_blocks, failed_left, "more failing item"),
+        ("Port changes", port_blocks, n_port_blocks, port_left, "more port change"),
         ("Versioned changes (passing)", reviewed_blocks, n_reviewed_blocks, reviewed_left,
          "more passing change"),
     )  # fmt: skip

@@ -225,14 +225,17 @@ def _nav(page: Page) -> str:
 
 
 def _sections(page: Page, room: int) -> tuple[list[str], str]:
-    """Failures, versioned changes, broken modules, lint findings, within `room` bytes; what
+    """Failures, port changes, versioned changes, broken modules, lint findings, within `room`
+    bytes; what
     was left out, as words ('' when nothing)."""
     sections: list[str] = []
     left_out: list[str] = []
     modules = [group for group in page.failing if group.first.kind == "module"]
-    failures = [group for group in page.failing if group.first.kind != "module"]
+    ports = [group for group in page.failing if group.first.kind == "port"]
+    failures = [group for group in page.failing if group.first.kind not in ("module", "port")]
     titled = (
         ("failures", "Failures", failures),
+        ("ports", "Port changes", ports),
         ("broken", "Broken task modules", modules),
         ("reviewed", "Versioned changes (passing)", page.reviewed),
     )

@@ -113,3 +113,11 @@ def _folder_of(path: str, invocation: Path) -> Path | None:
 
 def _common(paths: Sequence[Path]) -> Path:
     return Path(os.path.commonpath([str(path) for path in paths]))
+
+
+def relative_name(path: Path, root: Path) -> str:
+    """`path` relative to the root directory when inside it: an item's name, a result's file."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()

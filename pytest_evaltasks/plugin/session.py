@@ -76,7 +76,7 @@ class EvalTasksSession:
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         """Add the task items first, so `-k`, `-m` and `--lf` then select among them."""
-        from .items import COLLECTOR_NAME, EvalTasksCollector
+        from .collector import COLLECTOR_NAME, EvalTasksCollector
 
         collector = EvalTasksCollector.from_parent(
             session, name=COLLECTOR_NAME, nodeid=COLLECTOR_NAME, context=self.context

@@ -7,6 +7,7 @@ Every error here is the user's to fix before anything runs, so each becomes a
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ import pytest
 from ..errors import EvalTaskError
 
 if TYPE_CHECKING:
+    from ..engine.ports import Port
     from ..engine.registry import Registry
     from .options import Options
     from .plan import RunPlan
@@ -121,12 +123,19 @@ def listed_names(selector: str) -> list[str] | None:
 def wanted_names(options: Options) -> list[str] | None:
     """The task names a run's task strings ask for; None when it needs every module (`all`,
     a changed-only run, node ids alone, or a string that does not parse)."""
+    from ..engine.ports import split_port_specs
     from ..engine.task_string import ALL_TASKS, parse_task_string
 
     if not options.specs or options.changed is not None:
         return None
+    specs, ports = split_port_specs(options.specs)
     names: list[str] = []
-    for spec in options.specs:
+    if ports:
+        sides = _port_sides(options, ports)
+        if sides is None:
+            return None
+        specs = [*specs, *sides]
+    for spec in specs:
         if spec.strip() == ALL_TASKS:
             return None
         try:
@@ -136,18 +145,49 @@ def wanted_names(options: Options) -> list[str] | None:
     return names
 
 
+def _port_sides(options: Options, wanted: list[str]) -> list[str] | None:
+    """The task strings of the asked-for ports' sides that the run's own folders define (a
+    side with a folder of its own is built by a registry of its own); None when the
+    declaration cannot be read here (the plan then says why)."""
+    from ..engine.ports import read_ports, select_ports
+
+    if options.ports_file is None:
+        return []
+    try:
+        ports = select_ports(read_ports(options.ports_file.parent), wanted, False)
+    except EvalTaskError:
+        return None
+    return [side.task for port in ports for side in (port.a, port.b) if side.folder is None]
+
+
 def plan_of(
     registry: Registry, options: Options, labels: dict[Path, str | None] | None = None
 ) -> RunPlan:
     """The items of this run, with task-string errors as usage errors."""
+    from ..engine.ports import PORT_PREFIX, split_port_specs
+    from ..engine.task_string import ALL_TASKS
     from .plan import plan_run, rerun_specs
 
     specs = rerun_specs(registry, options.specs) if options.last_failed else options.specs
+    specs, wanted = split_port_specs(specs)
+    node_ids = [n for n in options.node_ids if not n.startswith(PORT_PREFIX)]
+    wanted += [n[len(PORT_PREFIX) :] for n in options.node_ids if n.startswith(PORT_PREFIX)]
     try:
-        return plan_run(registry, specs, options.snapshot_dir, options.node_ids, labels)
+        plan = plan_run(registry, specs, options.snapshot_dir, node_ids, labels)
+        everything = any(spec.strip() == ALL_TASKS for spec in specs)
+        return replace(plan, ports=_ports(options, wanted, everything))
     except EvalTaskError as exc:
         what = f"--evaltasks {options.spec!r}" if options.specs else "node ids"
         raise pytest.UsageError(f"{what}: {exc}") from None
+
+
+def _ports(options: Options, wanted: list[str], everything: bool) -> list[Port]:
+    """The declared ports the run checks: none unless asked for by name, `ports` or `all`."""
+    from ..engine.ports import read_ports, select_ports
+
+    if (not wanted and not everything) or options.ports_file is None:
+        return []
+    return select_ports(read_ports(options.ports_file.parent), wanted, everything)
 
 
 def renderings_of(options: Options, root: Path, cwd: Path) -> list[Rendering]:

@@ -49,6 +49,8 @@ class Outcome(StrEnum):
     a changed-only run selects by the recorded list, so it must be current."""
     EDITED = "snapshot text edited"
     """Content matches, but the file's text is not what this run lays out (a hand edit)."""
+    PORT = "port differences changed"
+    """What differs between the two sides of a port changed (`port_record`)."""
     NEW = "new"
     ORPHAN = "orphan"
     ERROR = "error"

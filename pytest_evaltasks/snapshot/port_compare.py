@@ -1,0 +1,247 @@
+"""Compare the two sides of a port doc by doc, and classify what differs.
+
+Docs are paired by their source row (or key), in one pass over each side: linear in the rows.
+Each difference is put in one kind, named with the docs it affects and one example:
+
+- `coverage`: rows only one side builds;
+- `doc order`: the aligned rows come in another order;
+- `few-shot selection`: other few-shot examples (by their source rows);
+- `delimiter or whitespace`: the prompts differ only in spaces, line breaks and punctuation;
+- `instruction`: the prompts differ in words (with the same few-shot examples: with other
+  examples, their words differ anyway, and are counted as the selection's);
+- `choice labels`: the choices or continuations scored differ;
+- `target form`: the gold answer differs as text;
+- `stop sequences`, `generation length`: what ends a generation;
+- `chat messages`: the prompts agree, the chat-templated texts do not.
+
+A prompt's difference is shown at character level: the changed stretch with a little context,
+every invisible character written as its code point (`visible`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..engine.ports import PortDoc
+from .facts import label_key
+from .visible import visible
+
+KINDS = (
+    "coverage",
+    "doc order",
+    "few-shot selection",
+    "delimiter or whitespace",
+    "instruction",
+    "choice labels",
+    "target form",
+    "stop sequences",
+    "generation length",
+    "chat messages",
+)
+"""Every kind of difference, in the order a record lists them."""
+
+ROWS_NAMED = 5
+"""Rows a difference names; the rest are counted, and digested with them."""
+
+CONTEXT = 12
+"""Characters of unchanged text shown on each side of a changed stretch."""
+
+_TOKENS = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
+_WORD = re.compile(r"\w", re.UNICODE)
+
+
+@dataclass
+class Difference:
+    """One kind of difference: the docs it affects, in `a`'s order, and the first's example."""
+
+    kind: str
+    rows: list[str] = field(default_factory=list)
+    example: str = ""
+
+    def add(self, row: str, example: Callable[[], str]) -> None:
+        """Count a doc (once, whatever it differs in within the kind); the first one's example
+        is kept."""
+        if not self.rows:
+            self.example = example()
+        elif self.rows[-1] == row:
+            return
+        self.rows.append(row)
+
+    def lines(self) -> list[str]:
+        """As the record writes it: the kind, the count, the first rows (in row order) and a
+        digest of all; the example is the first doc's in `a`'s evaluation order."""
+        rows = sorted(self.rows, key=label_key)
+        named = ", ".join(rows[:ROWS_NAMED])
+        more = f", ... +{len(rows) - ROWS_NAMED}" if len(rows) > ROWS_NAMED else ""
+        digest = hashlib.sha256("\n".join(rows).encode("utf-8", "surrogatepass"))
+        count = f"{len(self.rows)} doc{'s' if len(self.rows) != 1 else ''}"
+        head = f"{self.kind}: {count} ({named}{more}; #{digest.hexdigest()[:12]})"
+        return [head, f"  e.g. {self.example}"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a port's check found: the docs each side built, how many aligned, what differs."""
+
+    a_docs: int
+    b_docs: int
+    aligned: int
+    differences: list[Difference]
+
+    @property
+    def identical(self) -> bool:
+        return not self.differences
+
+
+def compare(a: Sequence[PortDoc], b: Sequence[PortDoc], by_key: bool = False) -> Comparison:
+    """Pair the docs of two sides by row (or key) and classify what differs."""
+    a_by, b_by = _index(a, by_key), _index(b, by_key)
+    found = {kind: Difference(kind) for kind in KINDS}
+    only_a = [ident for ident in a_by if ident not in b_by]
+    only_b = [ident for ident in b_by if ident not in a_by]
+    if only_a or only_b:
+        found["coverage"].rows = [*(f"a:{r}" for r in only_a), *(f"b:{r}" for r in only_b)]
+        found["coverage"].example = (
+            f"{len(only_a)} only in a ({_first(only_a)}), {len(only_b)} only in b "
+            f"({_first(only_b)})"
+        )
+    common = [ident for ident in a_by if ident in b_by]
+    b_order = [ident for ident in b_by if ident in a_by]
+    if common != b_order:
+        moved = [ident for ident, other in zip(common, b_order, strict=True) if ident != other]
+        found["doc order"].rows = moved
+        found["doc order"].example = f"a evaluates {_first(common)}; b evaluates {_first(b_order)}"
+    for ident in common:
+        _classify(ident, a_by[ident], b_by[ident], found)
+    differences = [found[kind] for kind in KINDS if found[kind].rows]
+    return Comparison(len(a), len(b), len(common), differences)
+
+
+def _index(docs: Sequence[PortDoc], by_key: bool) -> dict[str, PortDoc]:
+    """Docs by their row (or key), first one kept: a repeated row is one row."""
+    indexed: dict[str, PortDoc] = {}
+    for doc in docs:
+        ident = (doc.key if doc.key is not None else f"<no key: {doc.row}>") if by_key else doc.row
+        indexed.setdefault(ident, doc)
+    return indexed
+
+
+def _first(rows: Sequence[str], count: int = 3) -> str:
+    shown = ", ".join(rows[:count])
+    return shown + (", ..." if len(rows) > count else "") if rows else "none"
+
+
+def _classify(ident: str, a: PortDoc, b: PortDoc, found: dict[str, Difference]) -> None:
+    """Every kind one aligned pair of docs differs in."""
+    same_shots = (
+        a.fewshot_rows is None or b.fewshot_rows is None or a.fewshot_rows == b.fewshot_rows
+    )
+    if not same_shots:
+        found["few-shot selection"].add(
+            ident,
+            lambda: (
+                f"{ident}: a {_first(list(a.fewshot_rows or ()))}; "
+                f"b {_first(list(b.fewshot_rows or ()))}"
+            ),
+        )
+    if a.prompt != b.prompt:
+        delimiters, words = _prompt_hunks(a.prompt, b.prompt)
+        if delimiters:
+            found["delimiter or whitespace"].add(
+                ident, lambda: _example(ident, a.prompt, b.prompt, delimiters[0])
+            )
+        if words and same_shots:
+            found["instruction"].add(ident, lambda: _example(ident, a.prompt, b.prompt, words[0]))
+    elif a.chat is not None and b.chat is not None and a.chat != b.chat:
+        found["chat messages"].add(ident, lambda: _example(ident, a.chat or "", b.chat or "", None))
+    if a.choices != b.choices:
+        stripped = [c.strip() for c in a.choices] == [c.strip() for c in b.choices]
+        kind = "delimiter or whitespace" if stripped else "choice labels"
+        found[kind].add(ident, lambda: f"{ident}: a {_shown(a.choices)}; b {_shown(b.choices)}")
+    if a.target != b.target:
+        found["target form"].add(
+            ident, lambda: f"{ident}: a {visible(repr(a.target))}; b {visible(repr(b.target))}"
+        )
+    if set(a.stops) != set(b.stops):
+        found["stop sequences"].add(
+            ident, lambda: f"{ident}: a {_shown(a.stops)}; b {_shown(b.stops)}"
+        )
+    if a.max_tokens != b.max_tokens:
+        found["generation length"].add(
+            ident, lambda: f"{ident}: a {a.max_tokens}; b {b.max_tokens}"
+        )
+
+
+Hunk = tuple[int, int, int, int]
+"""A changed stretch: `a[i1:i2]` became `b[j1:j2]` (character offsets)."""
+
+
+def _prompt_hunks(a: str, b: str) -> tuple[list[Hunk], list[Hunk]]:
+    """The changed stretches of two prompts, as delimiter-only ones and ones with words.
+
+    Compared token by token (words, runs of whitespace, single marks), so that a changed word is
+    one stretch and the cost stays near linear for prompts that mostly agree: the common start
+    and end are taken off first."""
+    start = 0
+    limit = min(len(a), len(b))
+    while start < limit and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < limit - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    a_tokens, a_at = _tokens(a, start, len(a) - end)
+    b_tokens, b_at = _tokens(b, start, len(b) - end)
+    matcher = difflib.SequenceMatcher(None, a_tokens, b_tokens, autojunk=False)
+    delimiters: list[Hunk] = []
+    words: list[Hunk] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        hunk = (a_at[i1], a_at[i2], b_at[j1], b_at[j2])
+        changed = a[hunk[0] : hunk[1]] + b[hunk[2] : hunk[3]]
+        (words if _WORD.search(changed) else delimiters).append(hunk)
+    return delimiters, words
+
+
+def _tokens(text: str, start: int, stop: int) -> tuple[list[str], list[int]]:
+    """The tokens of `text[start:stop]` and each one's offset (with `stop` last)."""
+    tokens: list[str] = []
+    offsets: list[int] = []
+    for match in _TOKENS.finditer(text, start, stop):
+        tokens.append(match.group())
+        offsets.append(match.start())
+    offsets.append(stop)
+    return tokens, offsets
+
+
+def _example(ident: str, a: str, b: str, hunk: Hunk | None) -> str:
+    """One changed stretch with a little context on each side, invisible characters visible."""
+    if hunk is None:
+        start = 0
+        while start < min(len(a), len(b)) and a[start] == b[start]:
+            start += 1
+        hunk = (start, len(a), start, len(b))
+    i1, i2, j1, j2 = hunk
+    before = a[max(0, i1 - CONTEXT) : i1]
+    after = a[i2 : i2 + CONTEXT]
+    return (
+        f"{ident}: a {_quoted(before, a[i1:i2], after)}; b "
+        f"{_quoted(b[max(0, j1 - CONTEXT) : j1], b[j1:j2], b[j2 : j2 + CONTEXT])}"
+    )
+
+
+def _quoted(before: str, changed: str, after: str) -> str:
+    """`"...context[changed]context..."`, written visibly (a line break as `\\n`)."""
+    return '"' + _plain(before) + "[" + _plain(changed) + "]" + _plain(after) + '"'
+
+
+def _plain(text: str) -> str:
+    return visible(text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t"))
+
+
+def _shown(values: Sequence[str]) -> str:
+    return visible(repr(list(values)))
