@@ -48,12 +48,12 @@ def test_a_prompt_difference_is_a_delimiter_or_an_instruction(edit, kind) -> Non
 
 
 def test_each_field_has_its_kind() -> None:
-    a = [doc(0), doc(1), doc(2), doc(3), doc(4), doc(5)]
+    a = [doc(0), doc(1), doc(2, generates=True), doc(3, generates=True), doc(4), doc(5)]
     b = [
         doc(0, choices=(" A", " B")),
         doc(1, target=" no"),
-        doc(2, stops=("\n",)),
-        doc(3, max_tokens=5),
+        doc(2, stops=("\n",), generates=True),
+        doc(3, max_tokens=5, generates=True),
         doc(4, choices=("yes", "no")),
         doc(5, fewshot_rows=("train/3",), prompt="Other example\n\nQuestion: q5?\nAnswer:"),
     ]
@@ -65,6 +65,14 @@ def test_each_field_has_its_kind() -> None:
         "stop sequences": ["test/2"],
         "generation length": ["test/3"],
     }  # the words of other few-shot examples are the selection's, not an instruction
+    scored = [doc(0, stops=("\n",), max_tokens=1)]
+    assert compare(scored, [doc(0)]).identical  # no generation: nothing ends one
+    (generated,) = compare(scored, [doc(0, generates=True, max_tokens=8)]).differences
+    assert generated.kind == "generation length"
+    assert (
+        generated.example
+        == "test/0: a scores the choices (no generation); b generates up to 8 tokens"
+    )
 
 
 def test_coverage_and_order_are_found_from_the_rows() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .doc import golds_or_none
+from .doc import SamplingMethod, golds_or_none
 from .ports import PortDoc
 from .prompts import render_messages, render_plain
 from .rendered import DocsRendered, RenderedTask, UnitsRendered
@@ -74,6 +74,7 @@ def _docs(
                 max_tokens=doc.generation_size,
                 chat=chat,
                 key=keys.get(row),
+                generates=SamplingMethod.GENERATIVE in (doc.sampling_methods or ()),
             )
         )
     return docs

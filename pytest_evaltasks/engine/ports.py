@@ -90,6 +90,8 @@ class PortDoc:
     max_tokens: int | None = None
     chat: str | None = None
     key: str | None = None
+    generates: bool = False
+    """The model generates (stop sequences and a length end it), rather than scores choices."""
     columns: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
     """The source row's columns, where a side keeps them: what a key is read from."""
 

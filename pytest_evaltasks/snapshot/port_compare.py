@@ -11,7 +11,8 @@ Each difference is put in one kind, named with the docs it affects and one examp
   examples, their words differ anyway, and are counted as the selection's);
 - `choice labels`: the choices or continuations scored differ;
 - `target form`: the gold answer differs as text;
-- `stop sequences`, `generation length`: what ends a generation;
+- `stop sequences`, `generation length`: what ends a generation (compared when both sides
+  generate; one that generates where the other scores choices is a `generation length`);
 - `chat messages`: the prompts agree, the chat-templated texts do not.
 
 A prompt's difference is shown at character level: the changed stretch with a little context,
@@ -98,8 +99,10 @@ class Comparison:
 
 
 def compare(a: Sequence[PortDoc], b: Sequence[PortDoc], by_key: bool = False) -> Comparison:
-    """Pair the docs of two sides by row (or key) and classify what differs."""
-    a_by, b_by = _index(a, by_key), _index(b, by_key)
+    """Pair the docs of two sides by row (or key) and classify what differs. A side whose rows
+    name no split (Inspect keeps none) is paired by row index alone."""
+    splitless = not by_key and any("/" not in doc.row for doc in (*a[:1], *b[:1]))
+    a_by, b_by = _index(a, by_key, splitless), _index(b, by_key, splitless)
     found = {kind: Difference(kind) for kind in KINDS}
     only_a = [ident for ident in a_by if ident not in b_by]
     only_b = [ident for ident in b_by if ident not in a_by]
@@ -121,11 +124,15 @@ def compare(a: Sequence[PortDoc], b: Sequence[PortDoc], by_key: bool = False) ->
     return Comparison(len(a), len(b), len(common), differences)
 
 
-def _index(docs: Sequence[PortDoc], by_key: bool) -> dict[str, PortDoc]:
-    """Docs by their row (or key), first one kept: a repeated row is one row."""
+def _index(docs: Sequence[PortDoc], by_key: bool, splitless: bool) -> dict[str, PortDoc]:
+    """Docs by their row (or key, or row index alone), first one kept: a repeated row is one
+    row."""
     indexed: dict[str, PortDoc] = {}
     for doc in docs:
-        ident = (doc.key if doc.key is not None else f"<no key: {doc.row}>") if by_key else doc.row
+        if by_key:
+            ident = doc.key if doc.key is not None else f"<no key: {doc.row}>"
+        else:
+            ident = doc.row.rpartition("/")[2] if splitless else doc.row
         indexed.setdefault(ident, doc)
     return indexed
 
@@ -166,14 +173,17 @@ def _classify(ident: str, a: PortDoc, b: PortDoc, found: dict[str, Difference]) 
         found["target form"].add(
             ident, lambda: f"{ident}: a {visible(repr(a.target))}; b {visible(repr(b.target))}"
         )
-    if set(a.stops) != set(b.stops):
-        found["stop sequences"].add(
-            ident, lambda: f"{ident}: a {_shown(a.stops)}; b {_shown(b.stops)}"
-        )
-    if a.max_tokens != b.max_tokens:
-        found["generation length"].add(
-            ident, lambda: f"{ident}: a {a.max_tokens}; b {b.max_tokens}"
-        )
+    if a.generates != b.generates:
+        found["generation length"].add(ident, lambda: f"{ident}: a {_ending(a)}; b {_ending(b)}")
+    elif a.generates:
+        if set(a.stops) != set(b.stops):
+            found["stop sequences"].add(
+                ident, lambda: f"{ident}: a {_shown(a.stops)}; b {_shown(b.stops)}"
+            )
+        if a.max_tokens != b.max_tokens:
+            found["generation length"].add(
+                ident, lambda: f"{ident}: a {_ending(a)}; b {_ending(b)}"
+            )
 
 
 Hunk = tuple[int, int, int, int]
@@ -241,6 +251,13 @@ def _quoted(before: str, changed: str, after: str) -> str:
 
 def _plain(text: str) -> str:
     return visible(text.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t"))
+
+
+def _ending(doc: PortDoc) -> str:
+    """How a doc's answer ends: a generation's length, or choices scored."""
+    if not doc.generates:
+        return "scores the choices (no generation)"
+    return f"generates up to {doc.max_tokens} tokens" if doc.max_tokens else "generates (no limit)"
 
 
 def _shown(values: Sequence[str]) -> str:

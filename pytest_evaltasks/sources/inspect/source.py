@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...engine.lint_input import LintDoc, LintTask
+from ...engine.ports import PortDoc
 from ...engine.rendered import RenderedUnit, UnitsRendered, Upstream
 from ...engine.sources import Entry, Registrar, SourceKind, SourceSetup
 from .installed import OWN_PREFIX
@@ -318,7 +319,33 @@ def _unit(
         "prompt": "\n\n".join(text for _, text in texts),
     }
     lint = _lint(rendered, *limits)
-    return RenderedUnit(rendered.label, position, fields, shown, texts, export, lint)
+    port = _port_doc(rendered, position, limits)
+    return RenderedUnit(rendered.label, position, fields, shown, texts, export, lint, port)
+
+
+def _port_doc(
+    rendered: RenderedSample, position: int, limits: tuple[list[str], int | None]
+) -> PortDoc:
+    """A sample as a port compares it: its row by its position in the dataset (Inspect keeps
+    no split), the text of the messages the model is sent (a system message aside), its
+    choices and target as the dataset gives them; its few-shot examples have no rows (a
+    solver writes them into the prompt). A key is read from its id and metadata."""
+    sample = rendered.sample
+    first = rendered.sent[0] if rendered.sent else []
+    prompt = "\n\n".join(_text(m["content"]) for m in first if m.get("role") != "system")
+    target = sample.get("target", "")
+    metadata = sample.get("metadata")
+    columns = {**(metadata if isinstance(metadata, dict) else {}), "id": sample.get("id")}
+    return PortDoc(
+        row=str(position),
+        prompt=prompt,
+        choices=tuple(str(choice) for choice in sample.get("choices", [])),
+        target=target if isinstance(target, str) else ", ".join(map(str, target)),
+        stops=tuple(limits[0]),
+        max_tokens=limits[1],
+        columns=columns,
+        generates=True,
+    )
 
 
 def _text(content: Any) -> str:

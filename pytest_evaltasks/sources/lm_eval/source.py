@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...engine.lint_input import LintDoc, LintTask
+from ...engine.ports import PortDoc
 from ...engine.rendered import RenderedUnit, UnitsRendered, Upstream
 from ...engine.rows import cache_advice, dataset_caches
 from ...engine.sources import Entry, SourceKind, holds_task_modules
@@ -573,7 +574,11 @@ def _rendered(
     settings = {UPSTREAM_SETTING: _json(lm_eval_version())}
     if run.chat_template is not None:
         settings["fewshot_as_multiturn"] = _json(run.fewshot_as_multiturn)
-    units = [_unit(doc, position, run, plain_arguments) for position, doc in enumerate(built.docs)]
+    splits = (built.eval_split or "test", built.fewshot_split or built.eval_split or "test")
+    units = [
+        _unit(doc, position, run, plain_arguments, splits)
+        for position, doc in enumerate(built.docs)
+    ]
     pool = built.pool_size
     return UnitsRendered(
         name=label,
@@ -621,8 +626,11 @@ def _source_text(path: Path | None, installed: Path | None) -> str:
     return str(path.resolve())
 
 
-def _unit(doc: Any, position: int, run: RunSettings, plain: Any) -> RenderedUnit:
-    """One doc's requests as a unit: the canonical fields, what is shown, what is exported."""
+def _unit(
+    doc: Any, position: int, run: RunSettings, plain: Any, splits: tuple[str, str]
+) -> RenderedUnit:
+    """One doc's requests as a unit: the canonical fields, what is shown, what is exported,
+    and what a port compares (`splits`: the evaluation and few-shot splits, its rows' names)."""
     requests = [
         {"type": request.request_type, "arguments": plain(request.arguments),
          "repeats": request.repeats}
@@ -695,7 +703,41 @@ def _unit(doc: Any, position: int, run: RunSettings, plain: Any) -> RenderedUnit
     }
     label = str(doc.doc_id)
     lint = _lint_doc(label, requests, target, doc.fewshot_ids)
-    return RenderedUnit(label, position, fields, shown, texts, export, lint)
+    port = _port_doc(doc, contexts, continuations, generation, target, splits)
+    return RenderedUnit(label, position, fields, shown, texts, export, lint, port)
+
+
+def _port_doc(
+    doc: Any,
+    contexts: list[Any],
+    continuations: list[Any],
+    generation: list[Any],
+    target: Any,
+    splits: tuple[str, str],
+) -> PortDoc:
+    """A doc as a port compares it: the first context, the continuations scored, the target as
+    the text of the choice it names (lm-eval's multiple-choice target is an index), the few-shot
+    examples by their rows in the few-shot split, and what ends a generation."""
+    choices = tuple(str(c) for c in continuations)
+    gold = target[0] if isinstance(target, list) and target else target
+    if isinstance(gold, int) and not isinstance(gold, bool) and 0 <= gold < len(choices):
+        text = choices[gold]
+    else:
+        text = str(gold)
+    kwargs = generation[0] if generation and isinstance(generation[0], dict) else {}
+    until = kwargs.get("until") or []
+    stops = (until,) if isinstance(until, str) else tuple(str(s) for s in until)
+    maximum = kwargs.get("max_gen_toks")
+    return PortDoc(
+        row=f"{splits[0]}/{doc.doc_id}",
+        prompt=str(contexts[0]) if contexts else "",
+        choices=choices,
+        target=text,
+        fewshot_rows=tuple(f"{splits[1]}/{i}" for i in doc.fewshot_ids),
+        stops=stops if generation else (),
+        max_tokens=maximum if isinstance(maximum, int) else None,
+        generates=bool(generation),
+    )
 
 
 def _lint_doc(
