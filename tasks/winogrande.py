@@ -50,7 +50,7 @@ winogrande = LightevalTaskConfig(
     generation_size=-1,
     metrics=[Metrics.loglikelihood_acc],
     stop_sequence=["\n"],
-    version=0,
+    version=1,
 )
 
 TASKS_TABLE: list[LightevalTaskConfig] = [winogrande]

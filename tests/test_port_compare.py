@@ -122,3 +122,11 @@ def test_a_bad_declaration_is_refused_naming_what_to_fix(tmp_path, text, says) -
     with pytest.raises(EvalTaskError, match=r"ports\.toml") as raised:
         read_ports(tmp_path)
     assert says in str(raised.value)
+
+
+def test_with_other_examples_the_docs_own_part_is_still_compared() -> None:
+    a = [doc(0, "Ex one\n\nQuestion: q0?\nAnswer:", fewshot_rows=("train/1",))]
+    b = [doc(0, "Ex two\n\nQuestion:  q0?\nAnswer:", fewshot_rows=("train/2",))]
+    found = {d.kind: d.example for d in compare(a, b).differences}
+    assert set(found) == {"few-shot selection", "delimiter or whitespace"}
+    assert found["delimiter or whitespace"] == 'test/0: a "Question: []q0?\\nAnswer:"; b "Question: [ ]q0?\\nAnswer:"'

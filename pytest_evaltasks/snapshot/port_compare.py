@@ -7,9 +7,11 @@ Each difference is put in one kind, named with the docs it affects and one examp
 - `doc order`: the aligned rows come in another order;
 - `few-shot selection`: other few-shot examples (by their source rows);
 - `delimiter or whitespace`: the prompts differ only in spaces, line breaks and punctuation;
-- `instruction`: the prompts differ in words (with the same few-shot examples: with other
-  examples, their words differ anyway, and are counted as the selection's);
-- `choice labels`: the choices or continuations scored differ;
+- `instruction`: the prompts differ in words (with other few-shot examples on the two
+  sides, only the doc's own part, after the last blank line, is compared: the examples'
+  words differ anyway, and are counted as the selection's);
+- `choice labels`: the choices or continuations scored differ (not compared when both sides
+  generate: a generative doc's choices are only its references);
 - `target form`: the gold answer differs as text;
 - `stop sequences`, `generation length`: what ends a generation (compared when both sides
   generate; one that generates where the other scores choices is a `generation length`);
@@ -155,17 +157,18 @@ def _classify(ident: str, a: PortDoc, b: PortDoc, found: dict[str, Difference]) 
                 f"b {_first(list(b.fewshot_rows or ()))}"
             ),
         )
+    a_text, b_text = (a.prompt, b.prompt) if same_shots else (_own(a.prompt), _own(b.prompt))
     if a.prompt != b.prompt:
-        delimiters, words = _prompt_hunks(a.prompt, b.prompt)
+        delimiters, words = _prompt_hunks(a_text, b_text)
         if delimiters:
             found["delimiter or whitespace"].add(
-                ident, lambda: _example(ident, a.prompt, b.prompt, delimiters[0])
+                ident, lambda: _example(ident, a_text, b_text, delimiters[0])
             )
-        if words and same_shots:
-            found["instruction"].add(ident, lambda: _example(ident, a.prompt, b.prompt, words[0]))
+        if words:
+            found["instruction"].add(ident, lambda: _example(ident, a_text, b_text, words[0]))
     elif a.chat is not None and b.chat is not None and a.chat != b.chat:
         found["chat messages"].add(ident, lambda: _example(ident, a.chat or "", b.chat or "", None))
-    if a.choices != b.choices:
+    if a.choices != b.choices and not (a.generates and b.generates):
         stripped = [c.strip() for c in a.choices] == [c.strip() for c in b.choices]
         kind = "delimiter or whitespace" if stripped else "choice labels"
         found[kind].add(ident, lambda: f"{ident}: a {_shown(a.choices)}; b {_shown(b.choices)}")
@@ -184,6 +187,13 @@ def _classify(ident: str, a: PortDoc, b: PortDoc, found: dict[str, Difference]) 
             found["generation length"].add(
                 ident, lambda: f"{ident}: a {_ending(a)}; b {_ending(b)}"
             )
+
+
+def _own(prompt: str) -> str:
+    """The doc's own part of a few-shot prompt: what follows its last blank line, where every
+    harness here ends its last example. Compared alone when the two sides chose other
+    examples, whose words differ anyway."""
+    return prompt.rpartition("\n\n")[2]
 
 
 Hunk = tuple[int, int, int, int]
@@ -257,7 +267,9 @@ def _ending(doc: PortDoc) -> str:
     """How a doc's answer ends: a generation's length, or choices scored."""
     if not doc.generates:
         return "scores the choices (no generation)"
-    return f"generates up to {doc.max_tokens} tokens" if doc.max_tokens else "generates (no limit)"
+    if doc.max_tokens:
+        return f"generates up to {doc.max_tokens} tokens"
+    return "generates (no length set: its model's default)"
 
 
 def _shown(values: Sequence[str]) -> str:
