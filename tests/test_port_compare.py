@@ -129,4 +129,6 @@ def test_with_other_examples_the_docs_own_part_is_still_compared() -> None:
     b = [doc(0, "Ex two\n\nQuestion:  q0?\nAnswer:", fewshot_rows=("train/2",))]
     found = {d.kind: d.example for d in compare(a, b).differences}
     assert set(found) == {"few-shot selection", "delimiter or whitespace"}
-    assert found["delimiter or whitespace"] == 'test/0: a "Question: []q0?\\nAnswer:"; b "Question: [ ]q0?\\nAnswer:"'
+    assert found["delimiter or whitespace"] == (
+        'test/0: a "Question: []q0?\\nAnswer:"; b "Question: [ ]q0?\\nAnswer:"'
+    )

@@ -135,8 +135,14 @@ def show_prompts(config: pytest.Config) -> int:
     rendering = renderings_of(options, options.root, config.invocation_params.dir)[0]
     writer = Writer(config)
     selection = Selection.parse(config.option.evaltasks_show)
-    requests = plan_of(registry, options).requests
-    shown_docs = show(registry, requests, selection, rendering.run, rendering.template)
+    plan = plan_of(registry, options)
+    shown_docs = show(registry, plan.requests, selection, rendering.run, rendering.template)
+    if plan.ports:
+        from .show import show_ports
+
+        ported = show_ports(registry, options, plan.ports, selection, rendering)
+        shown_docs.lines += ported.lines
+        shown_docs.problems += ported.problems
     for line in shown_docs.lines:
         writer.line(line, **({"red": True} if line.startswith("no doc with id") else {}))
     return 1 if shown_docs.problems else 0

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ..engine.registry import Registry
     from ..engine.rendered import RenderedTask
     from .context import RunContext
+    from .options import Options
 
 PORTS_FOLDER = "ports"
 """The snapshot folder's subfolder that holds port records."""
@@ -122,7 +123,14 @@ def side_settings(rendered: RenderedTask, rendering: Any, root: Path) -> str:
 
 def render_side(context: RunContext, port: Port, side: PortSide) -> tuple[RenderedTask, Any]:
     """One side rendered by its own source under the run's first rendering."""
-    registry = _registry(context, port, side)
+    registry = side_registry(side, context.registry, context.options, context.port_registries)
+    return render_with(registry, port, side, context.renderings[0])
+
+
+def render_with(
+    registry: Registry, port: Port, side: PortSide, rendering: Any
+) -> tuple[RenderedTask, Any]:
+    """One side rendered by a registry that defines it."""
     try:
         requests = registry.resolve(side.task)
     except EvalTaskError as exc:
@@ -132,22 +140,22 @@ def render_side(context: RunContext, port: Port, side: PortSide) -> tuple[Render
             f"port {port.name!r}: side {side.describe()} names {len(requests)} tasks; a side "
             f"names one task (a group's member, not the group)"
         )
-    rendering = context.renderings[0]
     return registry.render(requests[0], rendering.run, rendering.template), rendering
 
 
-def _registry(context: RunContext, port: Port, side: PortSide) -> Registry:
+def side_registry(
+    side: PortSide, own: Registry, options: Options, made: dict[Path, Registry]
+) -> Registry:
     """The registry that defines a side: the run's own, or one over the side's folder (made
-    once per folder in the run), reading the run's data root."""
+    once per folder in `made`), reading the run's data root."""
     if side.folder is None:
-        return context.registry
+        return own
     from ..engine.registry import Registry
     from .options import task_folder
 
-    folder = task_folder(context.root, side.folder)
-    made = context.port_registries
+    folder = task_folder(options.root, side.folder)
     if folder not in made:
-        made[folder] = Registry([folder], data_dir=context.options.data_dir, root=context.root)
+        made[folder] = Registry([folder], data_dir=options.data_dir, root=options.root)
     return made[folder]
 
 

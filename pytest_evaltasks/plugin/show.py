@@ -2,19 +2,24 @@
 
 No snapshot is read or written: this is how a task author looks at a prompt while writing it.
 Each doc is shown as a snapshot shows it (the `| `-quoted prompt, with the system prompt and
-the chat rendering of the run), with its few-shot ids, choices and golds.
+the chat rendering of the run), with its few-shot ids, choices and golds. A port's docs are
+shown as its two sides render them, side by side (`show_ports`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
+    from ..engine.ports import Port, PortDoc
     from ..engine.registry import Registry
     from ..engine.run_settings import RunSettings
     from ..engine.task_string import TaskRequest
+    from .options import Options
+    from .profiles import Rendering
 
 DEFAULT_SHOWN = 3
 
@@ -83,3 +88,87 @@ def show(
             lines.append(form.block(position))
             lines.append("")
     return shown
+
+
+COLUMN = 60
+"""Characters of a side's column in `--evaltasks-show` of a port."""
+
+
+def show_ports(
+    registry: Registry,
+    options: Options,
+    ports: list[Port],
+    selection: Selection,
+    rendering: Rendering,
+) -> Shown:
+    """`--evaltasks-show` of ports: each chosen doc (by row, `test/3`, or the first aligned
+    ones) as both sides render it, side by side: a line that differs is marked `≠` between
+    the columns, and every invisible character is written as its code point."""
+    from ..engine.port_docs import port_docs
+    from ..errors import EvalTaskError
+    from .port_items import render_with, side_registry
+
+    shown = Shown([])
+    made: dict[Path, Registry] = {}
+    for port in ports:
+        sides = []
+        try:
+            for side in (port.a, port.b):
+                own = side_registry(side, registry, options, made)
+                rendered, used = render_with(own, port, side, rendering)
+                sides.append(port_docs(rendered, used.run, used.template, port.key))
+        except EvalTaskError as exc:
+            shown.lines += [f"=== port:{port.name}: {type(exc).__name__}: {exc}", ""]
+            shown.problems += 1
+            continue
+        pairs = _aligned(sides[0], sides[1])
+        chosen = (
+            [pair for pair in pairs if pair[0] in selection.ids]
+            if selection.ids
+            else pairs[: selection.count]
+        )
+        shown.lines.append(
+            f"=== port:{port.name}: {len(chosen)} of {len(pairs)} aligned docs; "
+            f"a = {port.a.describe()}, b = {port.b.describe()}"
+        )
+        missing = [ident for ident in selection.ids if ident not in {p[0] for p in chosen}]
+        if missing:
+            shown.problems += 1
+            shown.lines.append(f"no doc with id {', '.join(missing)} (ids are rows: test/0)")
+        for ident, one, other in chosen:
+            shown.lines += [f"--- {ident} ---", *columns(one.prompt, other.prompt), ""]
+    return shown
+
+
+def _aligned(a: list[PortDoc], b: list[PortDoc]) -> list[tuple[str, PortDoc, PortDoc]]:
+    """The docs both sides built, paired by row (or key), in `a`'s order."""
+
+    def ident(doc: PortDoc) -> str:
+        return doc.key if doc.key is not None else doc.row
+
+    others = {ident(doc): doc for doc in b}
+    if not others.keys() & {ident(doc) for doc in a}:  # a side with no split: by index
+        others = {doc.row.rpartition("/")[2]: doc for doc in b}
+        return [(d.row, d, others[key]) for d in a if (key := d.row.rpartition("/")[2]) in others]
+    return [(ident(d), d, others[ident(d)]) for d in a if ident(d) in others]
+
+
+def columns(a: str, b: str, width: int = COLUMN) -> list[str]:
+    """Two texts side by side, line by line (long lines wrapped), `≠` where they differ."""
+    from itertools import zip_longest
+
+    from ..snapshot.visible import visible
+
+    rows = [f"{'a':<{width}}   b"]
+    for one, other in zip_longest(a.split("\n"), b.split("\n")):
+        mark = "|" if one == other else "\u2260"
+        left = _wrapped(visible(one) if one is not None else "", width)
+        right = _wrapped(visible(other) if other is not None else "", width)
+        for part, (l_part, r_part) in enumerate(zip_longest(left, right, fillvalue="")):
+            rows.append(f"{l_part:<{width}} {mark if part == 0 else ' '} {r_part}".rstrip())
+    return rows
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    """A line cut into pieces of `width` (at least one, empty for an empty line)."""
+    return [text[i : i + width] for i in range(0, len(text), width)] or [""]

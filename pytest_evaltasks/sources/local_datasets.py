@@ -109,7 +109,13 @@ class LocalDatasets:
         return getattr(self._real, name)
 
     def load_dataset(self, path: Any = None, name: Any = None, **kwargs: Any) -> Any:
-        folder = local_folder(self._data_dir, path, name)
+        data_dir = kwargs.get("data_dir")
+        if name is None and isinstance(data_dir, str) and data_dir.strip("/"):
+            # a Hub repository's folder (`data_dir="main"`) is its subset's folder here
+            folder = local_folder(self._data_dir, path, data_dir.strip("/"))
+        else:
+            folder = None
+        folder = folder or local_folder(self._data_dir, path, name)
         if folder is not None:
             builder, files = split_files(folder)
             self._read.extend(files.values())

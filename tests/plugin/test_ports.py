@@ -144,3 +144,17 @@ def test_a_side_whose_harness_is_missing_skips_naming_the_extra(project: EvalPro
             ["*side t (lm_eval:tasks) needs lm_eval: install pytest-evaltasks[[]lm-eval[]]*"]
         )
         assert "outcomes: 1 error" not in result.stdout.str()
+
+
+def test_show_prints_a_doc_as_both_sides_render_it(project: EvalProject) -> None:
+    project_with(project, b="\\n\\u200b")
+    result = project.run("--evaltasks", "port:quiz_copy", "--evaltasks-show=test/2")
+    assert result.ret == 0
+    out = result.stdout.str()
+    assert "=== port:quiz_copy: 1 of 6 aligned docs; a = quiz|1, b = quiz_copy|1" in out
+    assert "--- test/2 ---" in out
+    assert any(
+        line.startswith("Answer:") and "\u2260 \u27e8U+200B\u27e9Answer:" in line
+        for line in out.splitlines()
+    )  # the changed line is marked, its zero-width space visible
+    assert not (project.snapshot_dir / "ports").exists()  # show touches nothing
