@@ -6,14 +6,20 @@ changed delimiter, declared as a port. For N in `--rows`, each in a fresh Python
 measures the port item's steps as `plugin/port_items.port_check` runs them:
 
 * build a, build b: each side rendered by its source (`Registry.render`);
-* read: both sides as port docs (`engine/port_docs`);
-* compare: pairing and classifying (`snapshot/port_compare`), and laying out the record.
+* read: both sides as port docs (`engine/port_docs`): every prompt text made;
+* compare: pairing and classifying (`snapshot/port_compare`), and laying out the record;
 
-It prints each step's time, the port's total against the two builds' sum, and the comparison's
+and, as the baseline, what the two sides' own task items spend on the same builds: each build
+fingerprinted as its snapshot records it (`build_snapshot`: every prompt made and hashed). It
+prints each step's time, the port's total against the two task items', and the comparison's
 time per row (flat when alignment is linear in the rows). Every doc differs (the delimiter), so
 every pair goes through the classifier: the worst case.
 
-Usage: `python benchmarks/bench_port.py [--rows 2000 8000 32000] [--runs N]`
+With `--lm-eval` (in an environment with lm-eval installed) it measures a bundled port instead:
+`arc:easy|5` against lm-eval's `arc_easy|5` on the bundled rows, the same steps, where one side's
+build is lm-eval's own.
+
+Usage: `python benchmarks/bench_port.py [--rows 2000 8000 32000] [--runs N] [--lm-eval]`
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ CHILD = textwrap.dedent(
     from pytest_evaltasks.engine.ports import Port, PortSide
     from pytest_evaltasks.engine.registry import Registry
     from pytest_evaltasks.engine.run_settings import RunSettings
+    from pytest_evaltasks.snapshot.built import build_snapshot
     from pytest_evaltasks.snapshot.port_compare import compare
     from pytest_evaltasks.snapshot.port_record import port_text
 
@@ -86,9 +93,51 @@ CHILD = textwrap.dedent(
     times["compare"] = time.perf_counter() - start
     assert [d.kind for d in found.differences] == ["delimiter or whitespace"], found
     assert found.aligned == len(a)
+    start = time.perf_counter()
+    for each in rendered:
+        build_snapshot(each, run, root=root)
+    times["items"] = time.perf_counter() - start + times["build a"] + times["build b"]
     print(json.dumps(times))
     """
 )
+
+
+HARNESS_CHILD = textwrap.dedent(
+    """
+    import json, time
+    from pathlib import Path
+    import lm_eval
+    from pytest_evaltasks.engine.port_docs import port_docs
+    from pytest_evaltasks.engine.registry import Registry
+    from pytest_evaltasks.engine.run_settings import RunSettings
+    from pytest_evaltasks.snapshot.built import build_snapshot
+    from pytest_evaltasks.snapshot.port_compare import compare
+
+    root = Path(REPO)
+    data = root / "tasks" / "data"
+    run = RunSettings()
+    times, rendered = {}, []
+    folders = (root / "tasks", Path(lm_eval.__file__).parent / "tasks")
+    for step, folder, spec in (("build a", folders[0], "arc:easy|5"),
+                               ("build b", folders[1], "arc_easy|5")):
+        start = time.perf_counter()
+        registry = Registry([folder], data_dir=data, root=root)
+        (request,) = registry.resolve(spec)
+        rendered.append(registry.render(request, run))
+        times[step] = time.perf_counter() - start
+    start = time.perf_counter()
+    a, b = (port_docs(r, run) for r in rendered)
+    times["read"] = time.perf_counter() - start
+    start = time.perf_counter()
+    compare(a, b)
+    times["compare"] = time.perf_counter() - start
+    start = time.perf_counter()
+    for each in rendered:
+        build_snapshot(each, run, root=root)
+    times["items"] = time.perf_counter() - start + times["build a"] + times["build b"]
+    print(json.dumps(times))
+    """
+).replace("REPO", repr(str(REPO)))
 
 
 def write_project(root: Path, rows: int) -> None:
@@ -106,9 +155,9 @@ def write_project(root: Path, rows: int) -> None:
                 out.write(json.dumps(row) + "\n")
 
 
-def measure(root: Path) -> dict[str, float]:
+def measure(root: Path, child: str = CHILD) -> dict[str, float]:
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, str(root)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", child, str(root)], capture_output=True, text=True, check=True
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -117,20 +166,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[2000, 8000, 32000])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--lm-eval", action="store_true", help="a bundled port to lm-eval")
     args = parser.parse_args()
-    print(f"{'rows':>7} {'build a':>9} {'build b':>9} {'read':>8} {'compare':>8} "
-          f"{'port/builds':>12} {'compare/row':>12}", flush=True)  # fmt: skip
-    for rows in args.rows:
+    print(f"{'rows':>7} {'build a':>9} {'build b':>9} {'read':>8} {'compare':>8} {'port':>8} "
+          f"{'2 items':>8} {'port/items':>11} {'compare/row':>12}", flush=True)  # fmt: skip
+    for rows in [4] if args.lm_eval else args.rows:
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
-            write_project(root, rows)
-            runs = [measure(root) for _ in range(args.runs)]
+            if args.lm_eval:
+                runs = [measure(root, HARNESS_CHILD) for _ in range(args.runs)]
+            else:
+                write_project(root, rows)
+                runs = [measure(root) for _ in range(args.runs)]
         median = {step: statistics.median(run[step] for run in runs) for step in runs[0]}
-        builds = median["build a"] + median["build b"]
-        total = builds + median["read"] + median["compare"]
+        total = median["build a"] + median["build b"] + median["read"] + median["compare"]
         print(
             f"{rows:>7} {median['build a']:>8.3f}s {median['build b']:>8.3f}s "
-            f"{median['read']:>7.3f}s {median['compare']:>7.3f}s {total / builds:>11.2f}x "
+            f"{median['read']:>7.3f}s {median['compare']:>7.3f}s {total:>7.3f}s "
+            f"{median['items']:>7.3f}s {total / median['items']:>10.2f}x "
             f"{median['compare'] / rows * 1e6:>9.1f} us",
             flush=True,
         )

@@ -132,3 +132,13 @@ def test_with_other_examples_the_docs_own_part_is_still_compared() -> None:
     assert found["delimiter or whitespace"] == (
         'test/0: a "Question: []q0?\\nAnswer:"; b "Question: [ ]q0?\\nAnswer:"'
     )
+
+
+def test_a_word_change_and_a_delimiter_change_in_one_prompt_are_both_named() -> None:
+    a = [doc(0, "Question: What is x?\nAnswer:")]
+    b = [doc(0, "Q: What is x?\n\nAnswer:")]
+    found = {d.kind: d.example for d in compare(a, b).differences}
+    assert found == {
+        "delimiter or whitespace": 'test/0: a " What is x?\\n[]Answer:"; b " What is x?\\n[\\n]Answer:"',
+        "instruction": 'test/0: a "Q[uestion]: What is x?"; b "Q[]: What is x?"',
+    }

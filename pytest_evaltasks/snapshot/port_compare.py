@@ -53,8 +53,7 @@ ROWS_NAMED = 5
 CONTEXT = 12
 """Characters of unchanged text shown on each side of a changed stretch."""
 
-_TOKENS = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
-_WORD = re.compile(r"\w", re.UNICODE)
+_WORDS = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass
@@ -159,13 +158,15 @@ def _classify(ident: str, a: PortDoc, b: PortDoc, found: dict[str, Difference]) 
         )
     a_text, b_text = (a.prompt, b.prompt) if same_shots else (_own(a.prompt), _own(b.prompt))
     if a.prompt != b.prompt:
-        delimiters, words = _prompt_hunks(a_text, b_text)
-        if delimiters:
+        delimiter, word = _prompt_kinds(a_text, b_text) if a_text != b_text else (False, False)
+        if delimiter:
             found["delimiter or whitespace"].add(
-                ident, lambda: _example(ident, a_text, b_text, delimiters[0])
+                ident, lambda: _example(ident, a_text, b_text, _prompt_hunks(a_text, b_text)[0])
             )
-        if words:
-            found["instruction"].add(ident, lambda: _example(ident, a_text, b_text, words[0]))
+        if word:
+            found["instruction"].add(
+                ident, lambda: _example(ident, a_text, b_text, _prompt_hunks(a_text, b_text)[1])
+            )
     elif a.chat is not None and b.chat is not None and a.chat != b.chat:
         found["chat messages"].add(ident, lambda: _example(ident, a.chat or "", b.chat or "", None))
     if a.choices != b.choices and not (a.generates and b.generates):
@@ -200,42 +201,68 @@ Hunk = tuple[int, int, int, int]
 """A changed stretch: `a[i1:i2]` became `b[j1:j2]` (character offsets)."""
 
 
-def _prompt_hunks(a: str, b: str) -> tuple[list[Hunk], list[Hunk]]:
-    """The changed stretches of two prompts, as delimiter-only ones and ones with words.
-
-    Compared token by token (words, runs of whitespace, single marks), so that a changed word is
-    one stretch and the cost stays near linear for prompts that mostly agree: the common start
-    and end are taken off first."""
-    start = 0
-    limit = min(len(a), len(b))
-    while start < limit and a[start] == b[start]:
-        start += 1
-    end = 0
-    while end < limit - start and a[-1 - end] == b[-1 - end]:
-        end += 1
-    a_tokens, a_at = _tokens(a, start, len(a) - end)
-    b_tokens, b_at = _tokens(b, start, len(b) - end)
-    matcher = difflib.SequenceMatcher(None, a_tokens, b_tokens, autojunk=False)
-    delimiters: list[Hunk] = []
-    words: list[Hunk] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        hunk = (a_at[i1], a_at[i2], b_at[j1], b_at[j2])
-        changed = a[hunk[0] : hunk[1]] + b[hunk[2] : hunk[3]]
-        (words if _WORD.search(changed) else delimiters).append(hunk)
-    return delimiters, words
+def _prompt_kinds(a: str, b: str) -> tuple[bool, bool]:
+    """Whether two different prompts differ in delimiters, and in words. Two prompts with the
+    same words differ in delimiters only: found without a diff (the usual case, and every doc
+    of a port may be one)."""
+    if _WORDS.findall(a) == _WORDS.findall(b):
+        return True, False
+    delimiter, word = _prompt_hunks(a, b)
+    return delimiter is not None, word is not None
 
 
-def _tokens(text: str, start: int, stop: int) -> tuple[list[str], list[int]]:
-    """The tokens of `text[start:stop]` and each one's offset (with `stop` last)."""
-    tokens: list[str] = []
-    offsets: list[int] = []
-    for match in _TOKENS.finditer(text, start, stop):
-        tokens.append(match.group())
-        offsets.append(match.start())
-    offsets.append(stop)
-    return tokens, offsets
+def _prompt_hunks(a: str, b: str) -> tuple[Hunk | None, Hunk | None]:
+    """The first changed stretch of two prompts that is delimiters only (the text between two
+    words, or at either end), and the first that changes words; None when there is none.
+
+    The prompts are compared word by word: when their words are the same (the usual case of a
+    changed delimiter) no diff is needed, only the texts between words; otherwise the word lists
+    are diffed, and the texts between words are compared inside the runs of words that agree.
+    The cost stays near linear in the prompt's length."""
+    a_at = [match.span() for match in _WORDS.finditer(a)]
+    b_at = [match.span() for match in _WORDS.finditer(b)]
+    a_words = [a[start:end] for start, end in a_at]
+    b_words = [b[start:end] for start, end in b_at]
+    if a_words == b_words:
+        blocks = [(0, 0, len(a_words))]
+    else:
+        matcher = difflib.SequenceMatcher(None, a_words, b_words, autojunk=False)
+        blocks = [(i, j, size) for i, j, size in matcher.get_matching_blocks()]
+    delimiter: Hunk | None = None
+    word: Hunk | None = None
+    a_done = b_done = 0  # words of each side covered so far
+    for i, j, size in blocks:
+        if word is None and (i > a_done or j > b_done):
+            word = (_start(a_at, a_done, a), _end(a_at, i, a_done, a),
+                    _start(b_at, b_done, b), _end(b_at, j, b_done, b))  # fmt: skip
+        if delimiter is None:
+            first = 0 if i == 0 and j == 0 else 1
+            last = size + (1 if i + size == len(a_at) and j + size == len(b_at) else 0)
+            for k in range(first, last):
+                one, other = _between(a_at, i + k, a), _between(b_at, j + k, b)
+                if a[one[0] : one[1]] != b[other[0] : other[1]]:
+                    delimiter = (*one, *other)
+                    break
+        a_done, b_done = i + size, j + size
+        if delimiter is not None and word is not None:
+            break
+    return delimiter, word
+
+
+def _between(spans: list[tuple[int, int]], k: int, text: str) -> tuple[int, int]:
+    """The text between word `k - 1` and word `k` (from the start before the first word, to the
+    end after the last)."""
+    start = spans[k - 1][1] if k > 0 else 0
+    end = spans[k][0] if k < len(spans) else len(text)
+    return start, end
+
+
+def _start(spans: list[tuple[int, int]], k: int, text: str) -> int:
+    return spans[k][0] if k < len(spans) else len(text)
+
+
+def _end(spans: list[tuple[int, int]], k: int, done: int, text: str) -> int:
+    return spans[k - 1][1] if k > done else _start(spans, done, text)
 
 
 def _example(ident: str, a: str, b: str, hunk: Hunk | None) -> str:
@@ -245,13 +272,23 @@ def _example(ident: str, a: str, b: str, hunk: Hunk | None) -> str:
         while start < min(len(a), len(b)) and a[start] == b[start]:
             start += 1
         hunk = (start, len(a), start, len(b))
-    i1, i2, j1, j2 = hunk
+    i1, i2, j1, j2 = _narrowed(a, b, hunk)
     before = a[max(0, i1 - CONTEXT) : i1]
     after = a[i2 : i2 + CONTEXT]
     return (
         f"{ident}: a {_quoted(before, a[i1:i2], after)}; b "
         f"{_quoted(b[max(0, j1 - CONTEXT) : j1], b[j1:j2], b[j2 : j2 + CONTEXT])}"
     )
+
+
+def _narrowed(a: str, b: str, hunk: Hunk) -> Hunk:
+    """A changed stretch without the characters its two sides share at its start and end."""
+    i1, i2, j1, j2 = hunk
+    while i1 < i2 and j1 < j2 and a[i1] == b[j1]:
+        i1, j1 = i1 + 1, j1 + 1
+    while i2 > i1 and j2 > j1 and a[i2 - 1] == b[j2 - 1]:
+        i2, j2 = i2 - 1, j2 - 1
+    return i1, i2, j1, j2
 
 
 def _quoted(before: str, changed: str, after: str) -> str:
