@@ -139,6 +139,15 @@ def test_a_word_change_and_a_delimiter_change_in_one_prompt_are_both_named() -> 
     b = [doc(0, "Q: What is x?\n\nAnswer:")]
     found = {d.kind: d.example for d in compare(a, b).differences}
     assert found == {
-        "delimiter or whitespace": 'test/0: a " What is x?\\n[]Answer:"; b " What is x?\\n[\\n]Answer:"',
+        "delimiter or whitespace": (
+            'test/0: a " What is x?\\n[]Answer:"; b " What is x?\\n[\\n]Answer:"'
+        ),
         "instruction": 'test/0: a "Q[uestion]: What is x?"; b "Q[]: What is x?"',
     }
+
+
+def test_under_a_chat_template_the_templated_texts_are_compared() -> None:
+    a = [doc(0, "Q?", chat="<user>Q?</user>"), doc(1, "Q?", chat="<user>Q?</user>")]
+    b = [doc(0, "Q?", chat="<user>Q? </user>"), doc(1, "<user>Q!</user>", chat="<user>Q!</user>")]
+    found = {d.kind: d.rows for d in compare(a, b).differences}
+    assert found == {"chat messages": ["test/0"], "delimiter or whitespace": ["test/1"]}

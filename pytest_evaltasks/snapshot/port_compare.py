@@ -17,6 +17,9 @@ Each difference is put in one kind, named with the docs it affects and one examp
   generate; one that generates where the other scores choices is a `generation length`);
 - `chat messages`: the prompts agree, the chat-templated texts do not.
 
+Under a chat template, what is compared is the templated text where both sides give one (a
+side that templates its prompt itself, lm-eval, gives it as both).
+
 A prompt's difference is shown at character level: the changed stretch with a little context,
 every invisible character written as its code point (`visible`).
 """
@@ -156,8 +159,12 @@ def _classify(ident: str, a: PortDoc, b: PortDoc, found: dict[str, Difference]) 
                 f"b {_first(list(b.fewshot_rows or ()))}"
             ),
         )
-    a_text, b_text = (a.prompt, b.prompt) if same_shots else (_own(a.prompt), _own(b.prompt))
-    if a.prompt != b.prompt:
+    both_chat = a.chat is not None and b.chat is not None
+    a_sent, b_sent = (a.chat or "", b.chat or "") if both_chat else (a.prompt, b.prompt)
+    if a_sent != b_sent and both_chat and a.prompt == b.prompt:
+        found["chat messages"].add(ident, lambda: _example(ident, a_sent, b_sent, None))
+    elif a_sent != b_sent:
+        a_text, b_text = (a_sent, b_sent) if same_shots else (_own(a_sent), _own(b_sent))
         delimiter, word = _prompt_kinds(a_text, b_text) if a_text != b_text else (False, False)
         if delimiter:
             found["delimiter or whitespace"].add(
@@ -167,8 +174,6 @@ def _classify(ident: str, a: PortDoc, b: PortDoc, found: dict[str, Difference]) 
             found["instruction"].add(
                 ident, lambda: _example(ident, a_text, b_text, _prompt_hunks(a_text, b_text)[1])
             )
-    elif a.chat is not None and b.chat is not None and a.chat != b.chat:
-        found["chat messages"].add(ident, lambda: _example(ident, a.chat or "", b.chat or "", None))
     if a.choices != b.choices and not (a.generates and b.generates):
         stripped = [c.strip() for c in a.choices] == [c.strip() for c in b.choices]
         kind = "delimiter or whitespace" if stripped else "choice labels"

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -704,6 +704,8 @@ def _unit(
     label = str(doc.doc_id)
     lint = _lint_doc(label, requests, target, doc.fewshot_ids)
     port = _port_doc(doc, contexts, continuations, generation, target, splits)
+    if run.chat_template is not None and port.prompt:  # lm-eval templated it: what is sent
+        port = replace(port, chat=port.prompt)
     return RenderedUnit(label, position, fields, shown, texts, export, lint, port)
 
 
