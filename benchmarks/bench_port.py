@@ -73,13 +73,15 @@ CHILD = textwrap.dedent(
     from pytest_evaltasks.snapshot.port_compare import compare
     from pytest_evaltasks.snapshot.port_record import port_text
 
-    root = Path(sys.argv[1])
-    registry = Registry([root / "tasks"], data_dir=root / "tasks" / "data", root=root)
+    root, data, folder_a, spec_a, folder_b, spec_b, expect = sys.argv[1:]
+    if folder_b == "lm_eval:tasks":
+        import lm_eval
+        folder_b = str(Path(lm_eval.__file__).parent / "tasks")
     run = RunSettings()
-    times = {}
-    rendered = []
-    for step, spec in (("build a", "quiz|5"), ("build b", "quiz_copy|5")):
+    times, rendered = {}, []
+    for step, folder, spec in (("build a", folder_a, spec_a), ("build b", folder_b, spec_b)):
         start = time.perf_counter()
+        registry = Registry([Path(folder)], data_dir=Path(data), root=Path(root))
         (request,) = registry.resolve(spec)
         rendered.append(registry.render(request, run))
         times[step] = time.perf_counter() - start
@@ -88,56 +90,18 @@ CHILD = textwrap.dedent(
     times["read"] = time.perf_counter() - start
     start = time.perf_counter()
     found = compare(a, b)
-    port = Port("bench", PortSide("quiz|5"), PortSide("quiz_copy|5"))
-    port_text(port, found, {"a": "-", "b": "-"})
+    port_text(Port("bench", PortSide(spec_a), PortSide(spec_b)), found, {"a": "-", "b": "-"})
     times["compare"] = time.perf_counter() - start
-    assert [d.kind for d in found.differences] == ["delimiter or whitespace"], found
-    assert found.aligned == len(a)
+    if expect != "-":
+        assert [d.kind for d in found.differences] == [expect], found
+        assert found.aligned == len(a)
     start = time.perf_counter()
     for each in rendered:
-        build_snapshot(each, run, root=root)
+        build_snapshot(each, run, root=Path(root))
     times["items"] = time.perf_counter() - start + times["build a"] + times["build b"]
     print(json.dumps(times))
     """
 )
-
-
-HARNESS_CHILD = textwrap.dedent(
-    """
-    import json, time
-    from pathlib import Path
-    import lm_eval
-    from pytest_evaltasks.engine.port_docs import port_docs
-    from pytest_evaltasks.engine.registry import Registry
-    from pytest_evaltasks.engine.run_settings import RunSettings
-    from pytest_evaltasks.snapshot.built import build_snapshot
-    from pytest_evaltasks.snapshot.port_compare import compare
-
-    root = Path(REPO)
-    data = root / "tasks" / "data"
-    run = RunSettings()
-    times, rendered = {}, []
-    folders = (root / "tasks", Path(lm_eval.__file__).parent / "tasks")
-    for step, folder, spec in (("build a", folders[0], "arc:easy|5"),
-                               ("build b", folders[1], "arc_easy|5")):
-        start = time.perf_counter()
-        registry = Registry([folder], data_dir=data, root=root)
-        (request,) = registry.resolve(spec)
-        rendered.append(registry.render(request, run))
-        times[step] = time.perf_counter() - start
-    start = time.perf_counter()
-    a, b = (port_docs(r, run) for r in rendered)
-    times["read"] = time.perf_counter() - start
-    start = time.perf_counter()
-    compare(a, b)
-    times["compare"] = time.perf_counter() - start
-    start = time.perf_counter()
-    for each in rendered:
-        build_snapshot(each, run, root=root)
-    times["items"] = time.perf_counter() - start + times["build a"] + times["build b"]
-    print(json.dumps(times))
-    """
-).replace("REPO", repr(str(REPO)))
 
 
 def write_project(root: Path, rows: int) -> None:
@@ -155,10 +119,11 @@ def write_project(root: Path, rows: int) -> None:
                 out.write(json.dumps(row) + "\n")
 
 
-def measure(root: Path, child: str = CHILD) -> dict[str, float]:
-    done = subprocess.run(
-        [sys.executable, "-c", child, str(root)], capture_output=True, text=True, check=True
-    )
+def measure(root: Path, sides: tuple[str, ...], expect: str) -> dict[str, float]:
+    """One fresh process's times for a port of `sides` (folder a, spec a, folder b, spec b)."""
+    data = root / "tasks" / "data"
+    command = [sys.executable, "-c", CHILD, str(root), str(data), *sides, expect]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -174,10 +139,14 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
             if args.lm_eval:
-                runs = [measure(root, HARNESS_CHILD) for _ in range(args.runs)]
+                root = REPO
+                sides = (str(REPO / "tasks"), "arc:easy|5", "lm_eval:tasks", "arc_easy|5")
+                expect = "-"
             else:
                 write_project(root, rows)
-                runs = [measure(root) for _ in range(args.runs)]
+                sides = (str(root / "tasks"), "quiz|5", str(root / "tasks"), "quiz_copy|5")
+                expect = "delimiter or whitespace"
+            runs = [measure(root, sides, expect) for _ in range(args.runs)]
         median = {step: statistics.median(run[step] for run in runs) for step in runs[0]}
         total = median["build a"] + median["build b"] + median["read"] + median["compare"]
         print(
