@@ -94,6 +94,10 @@ def test_a_change_of_the_differences_fails_with_their_diff_and_identical_is_name
     assert record(project) == recorded  # a compare run never writes
     report = (project.root / "report.md").read_text(encoding="utf-8")
     assert "### Port changes" in report and "port:quiz_copy" in report
+    project.run("--evaltasks", "port:quiz_copy", "--evaltasks-report=report.html")
+    page = (project.root / "report.html").read_text(encoding="utf-8")
+    section = page.split('<section id="ports"><h2>Port changes</h2>', 1)[1].split("</section>")[0]
+    assert "port:quiz_copy" in section and "U+200B" in section
 
     project_with(project, b="\\n")
     same = project.run("--evaltasks", "port:quiz_copy")
