@@ -418,3 +418,58 @@ def test_a_missing_split_names_the_folder_and_the_file_to_add(pytester: pytest.P
         ]
     )
     assert "KeyError" not in result.stdout.str()
+
+
+LIGHTEVAL_QUIZ = """\
+from pytest_evaltasks import Doc, LightevalTaskConfig, Metrics
+
+
+def prompt(row, task_name):
+    return Doc(query=f"Q: {row['q'].strip()}\\nA:{SPACE}", choices=[" yes", " no"],
+               gold_index=row["answer"])
+
+
+TASKS_TABLE = [LightevalTaskConfig(
+    name="quiz_port", prompt_function=prompt, hf_repo="me/quiz", hf_subset="default",
+    metrics=[Metrics.loglikelihood_acc], hf_avail_splits=["test", "train"],
+    evaluation_splits=["test"], few_shots_split="train", few_shots_select="sequential",
+    version=0,
+)]
+"""
+
+
+def test_a_port_to_an_lm_eval_task_names_its_one_difference_and_gates_on_it(
+    pytester: pytest.Pytester,
+) -> None:
+    """A lighteval-style copy of an lm-eval task, with a trailing space after `A:`: the port
+    finds that delimiter (and lighteval's evaluation order), pairs docs by row or by a key
+    column, and fails when the difference goes away until it is recorded."""
+    tasks = quiz_project(pytester.path)
+    write(tasks.parent / "other" / "quiz_port.py", LIGHTEVAL_QUIZ.replace("{SPACE}", " "))
+    ports = '[[port]]\nname = "quiz"\na = { task = "quiz_port|0", dir = "other" }\nb = "quiz|0"\n'
+    write(tasks / "ports.toml", ports)
+    run(pytester, "--evaltasks", "ports", "--snapshot-update").assert_outcomes(passed=1)
+    record = (tasks / "__snapshots__" / "ports" / "quiz.txt").read_text(encoding="utf-8")
+    lines = record.split("[differences]\n", 1)[1].splitlines()
+    found = dict(zip(lines[::2], lines[1::2], strict=True))
+    kinds = {head.partition(":")[0]: head for head in found}
+    assert set(kinds) == {"doc order", "delimiter or whitespace"}  # lighteval sorts its docs
+    head = kinds["delimiter or whitespace"]
+    assert head.startswith("delimiter or whitespace: 4 docs (test/0, test/1, test/2, test/3;")
+    assert found[head] == '  e.g. test/2: a "st 2 odd?\\nA:[ ]"; b "st 2 odd?\\nA:[]"'
+    assert "b: lm-eval; lm_eval" in record  # the harness's version, named if it changes
+
+    write(tasks / "ports.toml", ports + 'key = "q"\n')  # a column both sides' rows hold
+    result = run(pytester, "--evaltasks", "ports")
+    result.assert_outcomes(failed=1)  # the same pairs, now named by their key
+    result.stdout.fnmatch_lines(["*+delimiter or whitespace: 4 docs ( Is test 0 odd? ,*"])
+    assert "coverage" not in result.stdout.str()
+
+    write(tasks / "ports.toml", ports)
+    write(tasks.parent / "other" / "quiz_port.py", LIGHTEVAL_QUIZ.replace("{SPACE}", ""))
+    same = run(pytester, "--evaltasks", "ports")  # the space is gone: the order is left
+    same.assert_outcomes(failed=1)
+    same.stdout.fnmatch_lines(
+        ["*what differs between the two sides changed*", "*-delimiter or whitespace: 4 docs*"]
+    )
+    assert "+delimiter" not in same.stdout.str() and "+doc order" not in same.stdout.str()

@@ -49,6 +49,8 @@ class BuiltDoc:
     target: Any
     fewshot_ids: list[Any]
     multiple_input: bool
+    columns: dict[str, Any] | None = None
+    """The doc's row as lm-eval holds it (after `process_docs`): what a port's key is read from."""
 
 
 @dataclass
@@ -312,6 +314,7 @@ def _collected(
                     )
                     for instance in group
                 ],
+                columns=dict(doc) if isinstance(doc, dict) else None,
                 target=task.doc_to_target(doc),
                 fewshot_ids=[_pool_id(example, pool, positions) for example in drawn],
                 multiple_input=multiple_input,

@@ -739,6 +739,7 @@ def _port_doc(
         stops=stops if generation else (),
         max_tokens=maximum if isinstance(maximum, int) else None,
         generates=bool(generation),
+        columns=doc.columns,
     )
 
 
