@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pytest
+
 if TYPE_CHECKING:
     from conftest import EvalProject
 
@@ -162,3 +164,17 @@ def test_show_prints_a_doc_as_both_sides_render_it(project: EvalProject) -> None
         for line in out.splitlines()
     )  # the changed line is marked, its zero-width space visible
     assert not (project.snapshot_dir / "ports").exists()  # show touches nothing
+
+
+@pytest.mark.slow
+def test_a_changed_only_run_selects_the_port_of_a_changed_side(project: EvalProject) -> None:
+    """A port reads two sides' files: a changed-only run keeps it whatever changed, and the
+    full run fails for it when the change moved its differences."""
+    from git_project import assert_caught, commit_recorded, selected, write
+
+    project_with(project)
+    commit_recorded(project)
+    write(project.root / "notes.txt", "unrelated\n")
+    assert "evaltasks::port:quiz_copy" in selected(project)
+    project_with(project, b="\\n\\n\\n")  # the copy's delimiter moves again
+    assert_caught(project, "port:quiz_copy")
