@@ -240,3 +240,19 @@ def test_a_removed_line_that_begins_with_dashes_stays_in_the_diff() -> None:
     old, new = "[task]\n--- chat messages ---\nx\n", "[task]\nx\n"
     shown = failure_report(verdict, old, new, lambda label: None, verbose=2).render()
     assert "---- chat messages ---" in shown
+
+
+def test_a_changed_object_beside_a_removed_one_is_explained_by_its_own_kind() -> None:
+    """`metrics` loses one object and another changes: only the changed one is explained (its
+    old and new outlines paired by kind), never the removed one against the changed one."""
+    a, b_old, b_new = "a" * 16, "b" * 16, "c" * 16
+    old = dataclasses.replace(
+        facts({"0": "x"}, metrics=f"A [a] #{a}, B [b] #{b_old}"),
+        identities=(f"#{a} m:A", "  limit: 1", f"#{b_old} m:B", "  limit: 2"),
+    )
+    new = dataclasses.replace(
+        facts({"0": "x"}, metrics=f"B [b] #{b_new}"),
+        identities=(f"#{b_new} m:B", "  limit: 3"),
+    )
+    (change,) = judge(old, new, False).fields
+    assert change.split("\n")[1:] == ["  limit: 2 -> 3 (in m:B)"]

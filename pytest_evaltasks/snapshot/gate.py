@@ -411,10 +411,11 @@ def field_changes(old: SnapshotFacts, new: SnapshotFacts) -> list[str]:
     followed by what changed inside it, a line each (indented), read from the two files'
     outlines (`outline`)."""
     before, after = outline.read_section(old.identities), outline.read_section(new.identities)
+    was, now = old.content(), new.content()
     found = []
-    for change in differences(old.content(), new.content()):
+    for change in differences(was, now):
         key = change.partition(": ")[0]
-        inside = _inside(old.content().get(key, ""), new.content().get(key, ""), before, after)
+        inside = _inside(was.get(key, ""), now.get(key, ""), before, after)
         found.append("\n".join([change, *(f"  {line}" for line in inside)]))
     return found
 
@@ -425,15 +426,22 @@ def _inside(
     before: dict[str, tuple[str, ...]],
     after: dict[str, tuple[str, ...]],
 ) -> list[str]:
-    """What changed inside the values a field records by digest, paired in order."""
-    pairs = list(zip(_RECORDED_DIGEST.findall(was), _RECORDED_DIGEST.findall(now), strict=False))
+    """What changed inside the values a field records by digest: a digest only the old value
+    holds is paired with the first one only the new value holds of the same kind (its
+    outline's first line), so a metric added or removed beside a changed one is not read as
+    its change; a value with no partner is named by the field's own line."""
+    gone = [d for d in _RECORDED_DIGEST.findall(was) if d not in now and d in before]
+    new = [d for d in _RECORDED_DIGEST.findall(now) if d not in was and d in after]
     lines: list[str] = []
-    for old_digest, new_digest in pairs:
-        if old_digest == new_digest or old_digest not in before or new_digest not in after:
+    for old_digest in gone:
+        kind = before[old_digest][:1]
+        partner = next((d for d in new if after[d][:1] == kind), None)
+        if partner is None:
             continue
-        found = outline.changes(before[old_digest], after[new_digest])
+        new.remove(partner)
+        found = outline.changes(before[old_digest], after[partner])
         lines += found or [
-            f"#{old_digest} -> #{new_digest}: the change is in what its outline does not show "
+            f"#{old_digest} -> #{partner}: the change is in what its outline does not show "
             f"(its code, or the machinery behind it)"
         ]
     return lines
