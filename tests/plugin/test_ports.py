@@ -3,6 +3,7 @@ by doc, their differences recorded and gated (`evaltasks::port:NAME`)."""
 
 from __future__ import annotations
 
+import importlib.util
 from typing import TYPE_CHECKING
 
 import pytest
@@ -137,19 +138,16 @@ def test_a_bad_declaration_names_the_file_the_port_and_the_field(project: EvalPr
 
 
 def test_a_side_whose_harness_is_missing_skips_naming_the_extra(project: EvalProject) -> None:
-    missing = '[[port]]\nname = "x"\na = "quiz|0"\nb = { task = "t", dir = "nothere_pkg:tasks" }\n'
-    project_with(
-        project, ports=PORTS + "\n" + missing.replace("nothere_pkg:tasks", "lm_eval:tasks")
-    )
+    if importlib.util.find_spec("lm_eval") is not None:
+        pytest.skip("lm-eval is installed here: its ports run (tests/in_place_lm_eval)")
+    missing = '[[port]]\nname = "x"\na = "quiz|0"\nb = { task = "t", dir = "lm_eval:tasks" }\n'
+    project_with(project, ports=PORTS + "\n" + missing)
     result = project.run("--evaltasks", "port:x", "-rs")
-    try:
-        import lm_eval  # noqa: F401
-    except ImportError:
-        result.assert_outcomes(skipped=1)
-        result.stdout.fnmatch_lines(
-            ["*side t (lm_eval:tasks) needs lm_eval: install pytest-evaltasks[[]lm-eval[]]*"]
-        )
-        assert "outcomes: 1 error" not in result.stdout.str()
+    result.assert_outcomes(skipped=1)
+    result.stdout.fnmatch_lines(
+        ["*side t (lm_eval:tasks) needs lm_eval: install pytest-evaltasks[[]lm-eval[]]*"]
+    )
+    assert "outcomes: 1 error" not in result.stdout.str()
 
 
 def test_show_prints_a_doc_as_both_sides_render_it(project: EvalProject) -> None:
@@ -168,13 +166,15 @@ def test_show_prints_a_doc_as_both_sides_render_it(project: EvalProject) -> None
 
 @pytest.mark.slow
 def test_a_changed_only_run_selects_the_port_of_a_changed_side(project: EvalProject) -> None:
-    """A port reads two sides' files: a changed-only run keeps it whatever changed, and the
-    full run fails for it when the change moved its differences."""
+    """A port reads two sides' files (and harnesses' installed ones): a changed-only run keeps
+    it whatever changed, even when the change selects no task, and the full run fails for it
+    when the change moved its differences."""
     from git_project import assert_caught, commit_recorded, selected, write
 
+    project.pytester.makeini("[pytest]\nevaltasks_changed_ignore = notes.txt\n")
     project_with(project)
     commit_recorded(project)
-    write(project.root / "notes.txt", "unrelated\n")
-    assert "evaltasks::port:quiz_copy" in selected(project)
+    write(project.root / "notes.txt", "a change no task reads\n")
+    assert selected(project) == ["evaltasks::port:quiz_copy"]
     project_with(project, b="\\n\\n\\n")  # the copy's delimiter moves again
     assert_caught(project, "port:quiz_copy")
