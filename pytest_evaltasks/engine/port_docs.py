@@ -6,6 +6,7 @@ made by their source (`RenderedUnit.port`), since only the source knows its harn
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from .doc import SamplingMethod, golds_or_none
@@ -40,8 +41,6 @@ def port_docs(
 
 def _keyed(doc: PortDoc, key: str) -> PortDoc:
     """A unit's record with its key taken from the row columns its source kept."""
-    from dataclasses import replace
-
     value = doc.columns.get(key) if doc.columns else None
     return replace(doc, key=None if value is None else str(value))
 

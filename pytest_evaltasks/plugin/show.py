@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..engine.chat_template import ChatTemplate
-    from ..engine.ports import Port, PortDoc
+    from ..engine.ports import Port
     from ..engine.registry import Registry
     from ..engine.run_settings import RunSettings
     from ..engine.task_string import TaskRequest
@@ -106,6 +106,7 @@ def show_ports(
     the columns, and every invisible character is written as its code point."""
     from ..engine.port_docs import port_docs
     from ..errors import EvalTaskError
+    from ..snapshot.port_compare import pairs as port_pairs
     from .port_items import render_with, side_registry
 
     shown = Shown([])
@@ -121,7 +122,7 @@ def show_ports(
             shown.lines += [f"=== port:{port.name}: {type(exc).__name__}: {exc}", ""]
             shown.problems += 1
             continue
-        pairs = _aligned(sides[0], sides[1])
+        pairs = port_pairs(sides[0], sides[1], port.key is not None)
         chosen = (
             [pair for pair in pairs if pair[0] in selection.ids]
             if selection.ids
@@ -134,23 +135,12 @@ def show_ports(
         missing = [ident for ident in selection.ids if ident not in {p[0] for p in chosen}]
         if missing:
             shown.problems += 1
-            shown.lines.append(f"no doc with id {', '.join(missing)} (ids are rows: test/0)")
+            shown.lines.append(
+                f"no doc with id {', '.join(missing)} (ids as the record names them)"
+            )
         for ident, one, other in chosen:
             shown.lines += [f"--- {ident} ---", *columns(one.prompt, other.prompt), ""]
     return shown
-
-
-def _aligned(a: list[PortDoc], b: list[PortDoc]) -> list[tuple[str, PortDoc, PortDoc]]:
-    """The docs both sides built, paired by row (or key), in `a`'s order."""
-
-    def ident(doc: PortDoc) -> str:
-        return doc.key if doc.key is not None else doc.row
-
-    others = {ident(doc): doc for doc in b}
-    if not others.keys() & {ident(doc) for doc in a}:  # a side with no split: by index
-        others = {doc.row.rpartition("/")[2]: doc for doc in b}
-        return [(d.row, d, others[key]) for d in a if (key := d.row.rpartition("/")[2]) in others]
-    return [(ident(d), d, others[ident(d)]) for d in a if ident(d) in others]
 
 
 def columns(a: str, b: str, width: int = COLUMN) -> list[str]:

@@ -103,10 +103,8 @@ class Comparison:
 
 
 def compare(a: Sequence[PortDoc], b: Sequence[PortDoc], by_key: bool = False) -> Comparison:
-    """Pair the docs of two sides by row (or key) and classify what differs. A side whose rows
-    name no split (Inspect keeps none) is paired by row index alone."""
-    splitless = not by_key and any("/" not in doc.row for doc in (*a[:1], *b[:1]))
-    a_by, b_by = _index(a, by_key, splitless), _index(b, by_key, splitless)
+    """Pair the docs of two sides (`indexed`) and classify what differs."""
+    a_by, b_by = indexed(a, b, by_key)
     found = {kind: Difference(kind) for kind in KINDS}
     only_a = [ident for ident in a_by if ident not in b_by]
     only_b = [ident for ident in b_by if ident not in a_by]
@@ -126,6 +124,24 @@ def compare(a: Sequence[PortDoc], b: Sequence[PortDoc], by_key: bool = False) ->
         _classify(ident, a_by[ident], b_by[ident], found)
     differences = [found[kind] for kind in KINDS if found[kind].rows]
     return Comparison(len(a), len(b), len(common), differences)
+
+
+def indexed(
+    a: Sequence[PortDoc], b: Sequence[PortDoc], by_key: bool = False
+) -> tuple[dict[str, PortDoc], dict[str, PortDoc]]:
+    """Each side's docs by what pairs them, in its own order: the row (`test/12`), the key
+    column's value, or, when a side's rows name no split (Inspect keeps none), the row index
+    alone."""
+    splitless = not by_key and any("/" not in doc.row for doc in (*a[:1], *b[:1]))
+    return _index(a, by_key, splitless), _index(b, by_key, splitless)
+
+
+def pairs(
+    a: Sequence[PortDoc], b: Sequence[PortDoc], by_key: bool = False
+) -> list[tuple[str, PortDoc, PortDoc]]:
+    """The docs both sides built, paired as `compare` pairs them, in `a`'s order."""
+    a_by, b_by = indexed(a, b, by_key)
+    return [(ident, doc, b_by[ident]) for ident, doc in a_by.items() if ident in b_by]
 
 
 def _index(docs: Sequence[PortDoc], by_key: bool, splitless: bool) -> dict[str, PortDoc]:
