@@ -314,7 +314,7 @@ def _collected(
                     )
                     for instance in group
                 ],
-                columns=dict(doc) if isinstance(doc, dict) else None,
+                columns=doc if isinstance(doc, dict) else None,  # held, not copied
                 target=task.doc_to_target(doc),
                 fewshot_ids=[_pool_id(example, pool, positions) for example in drawn],
                 multiple_input=multiple_input,
