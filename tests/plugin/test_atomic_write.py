@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from conftest import EvalProject
 
 # The runs under test kill themselves, or are killed: never this process.
@@ -135,7 +137,11 @@ def test_external_sigkill_between_tasks_keeps_every_file_whole(
     )
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and project.snapshots().get(names[1]) != new[names[1]]:
+        # Polls the one file the run replaces atomically: listing the folder while the run
+        # writes would meet its temporary files, which vanish between listing and reading.
+        while (
+            time.monotonic() < deadline and _read(project.snapshot_dir / names[1]) != new[names[1]]
+        ):
             assert process.poll() is None, "the run ended before it could be killed"
             time.sleep(0.05)
         process.send_signal(signal.SIGKILL)
@@ -149,3 +155,11 @@ def test_external_sigkill_between_tasks_keeps_every_file_whole(
     assert now[names[1]] == new[names[1]]
     assert now[names[2]] == old[names[2]]
     assert sorted(now) == sorted(names), "stray files left in the snapshot directory"
+
+
+def _read(path: Path) -> bytes | None:
+    """A file's bytes, or None while it does not exist."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
