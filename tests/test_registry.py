@@ -261,13 +261,20 @@ def test_in_an_installed_package_the_last_definition_wins_with_a_warning(tmp_pat
     assert "task 'fine' is defined in" in warnings_text and "zz_again.py" in warnings_text
 
 
-@pytest.mark.parametrize("name", ["a,b", "a|b", "a@b", " padded"])
+@pytest.mark.parametrize("name", ["a,b", "a|b", "a@b", " padded", "all", "ports", "port:arc"])
 def test_a_name_no_task_string_can_express_is_unusable(tmp_path: Path, name: str) -> None:
     d = tmp_path / "tasks"
     write(d / "odd.py", task_module(name, "fine"))
     registry = Registry(task_dirs=[d])
     assert registry.names == ["fine"]
     assert "cannot be requested" in registry.unusable[name].reason
+
+
+@pytest.mark.parametrize("name", ["all_of_it", "ports_x", "sports", "mmlu:all", "export:x"])
+def test_a_name_that_only_contains_a_reserved_word_is_usable(tmp_path: Path, name: str) -> None:
+    d = tmp_path / "tasks"
+    write(d / "near.py", task_module(name))
+    assert Registry(task_dirs=[d]).names == [name]
 
 
 # --- broken modules --------------------------------------------------------------------------

@@ -25,15 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EvalTaskError
+from .task_string import ALL_PORTS, PORT_PREFIX
 
 PORTS_FILE = "ports.toml"
 """Where a project declares its ports: its first task folder."""
-
-PORT_PREFIX = "port:"
-"""A port's item name and task-string form: `port:arc_easy`."""
-
-ALL_PORTS = "ports"
-"""The task string that means every declared port."""
 
 _NAME = re.compile(r"[A-Za-z0-9_.:-]+")
 

@@ -17,6 +17,12 @@ from ..errors import TaskStringError
 ALL_TASKS = "all"
 """The task string that means every registered task, at 0 shots (resolved by the registry)."""
 
+ALL_PORTS = "ports"
+"""The task string that means every declared port."""
+
+PORT_PREFIX = "port:"
+"""A port's item name and task-string form: `port:arc_easy`."""
+
 RESERVED = (",", "|", "@")
 """Characters with a meaning in task strings: a task name holding one could never be requested."""
 
@@ -81,7 +87,9 @@ class TaskRequest:
         return TaskRequest(self.name, num_fewshots, self.metric_params, self.item)
 
 
-_UNWRITABLE = re.compile(r"[,|@]|^\s|\s$|^$")
+_UNWRITABLE = re.compile(
+    rf"[,|@]|^\s|\s$|^$|^(?:{ALL_TASKS}|{ALL_PORTS})$|^{re.escape(PORT_PREFIX)}"
+)
 
 
 def unwritable(name: str) -> str | None:
@@ -95,6 +103,10 @@ def unwritable(name: str) -> str | None:
     reserved = [char for char in RESERVED if char in name]
     if reserved:
         return f"contains {', '.join(map(repr, reserved))}, which task strings use as separators"
+    if name == ALL_TASKS:
+        return f"is {ALL_TASKS!r}, which task strings use for every task"
+    if name == ALL_PORTS or name.startswith(PORT_PREFIX):
+        return f"is {name!r}, which task strings use for ports ({ALL_PORTS}, {PORT_PREFIX}NAME)"
     return None
 
 
