@@ -65,3 +65,33 @@ def test_offline_advice_is_given_only_when_offline_is_not_set(
         assert "set HF_HUB_OFFLINE=1" not in message
     else:
         assert "or set HF_HUB_OFFLINE=1 to use the datasets cache, if it holds one" in message
+
+
+def test_a_repository_folder_is_read_from_its_own_folder_only(tmp_path: Path) -> None:
+    """`data_dir="main"` (a folder of a Hub repository) reads `<root>/<repo>/main`; without that
+    folder the default subset's rows are never read in its place: the load fails, naming it."""
+    _folder(tmp_path)
+    main = tmp_path / "data" / "me" / "quiz" / "main"
+    local = LocalDatasets(datasets, tmp_path / "data", [])
+    with pytest.raises(DatasetError) as info:
+        local.load_dataset("me/quiz", data_dir="main", split="test")
+    assert f"(subset 'main') at {main}" in str(info.value)
+    main.mkdir()
+    (main / "test.jsonl").write_text('{"q": "m1"}\n{"q": "m2"}\n', encoding="utf-8")
+    loaded = local.load_dataset("me/quiz", data_dir="main", split="test")
+    assert loaded["q"] == ["m1", "m2"]
+
+
+@pytest.mark.parametrize("name", ["../../../../elsewhere", "ELSEWHERE"])
+def test_a_subset_that_would_leave_the_data_root_is_no_local_copy(
+    tmp_path: Path, name: str
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    name = str(outside) if name == "ELSEWHERE" else name
+    (tmp_path / "data" / "root" / "me" / "quiz").mkdir(parents=True)  # `..` walks through it
+    (outside / "test.jsonl").write_text('{"q": "outside"}\n', encoding="utf-8")
+    with pytest.raises(DatasetError, match="no local copy"):
+        LocalDatasets(_Unreachable(), tmp_path / "data" / "root", []).load_dataset(
+            "me/quiz", data_dir=name
+        )

@@ -25,9 +25,10 @@ def folder_for(data_dir: Path | None, path: Any, name: Any) -> Path | None:
     goes; None without a data root, or for a path that would leave it."""
     if data_dir is None or not isinstance(path, str) or not path:
         return None
-    if os.path.isabs(path) or ".." in Path(path).parts:
+    subset = name if isinstance(name, str) and name else "default"
+    if any(os.path.isabs(part) or ".." in Path(part).parts for part in (path, subset)):
         return None
-    return data_dir / path / (name if isinstance(name, str) and name else "default")
+    return data_dir / path / subset
 
 
 def local_folder(data_dir: Path | None, path: Any, name: Any) -> Path | None:
@@ -109,13 +110,8 @@ class LocalDatasets:
         return getattr(self._real, name)
 
     def load_dataset(self, path: Any = None, name: Any = None, **kwargs: Any) -> Any:
-        data_dir = kwargs.get("data_dir")
-        if name is None and isinstance(data_dir, str) and data_dir.strip("/"):
-            # a Hub repository's folder (`data_dir="main"`) is its subset's folder here
-            folder = local_folder(self._data_dir, path, data_dir.strip("/"))
-        else:
-            folder = None
-        folder = folder or local_folder(self._data_dir, path, name)
+        subset = _subset(name, kwargs.get("data_dir"))
+        folder = local_folder(self._data_dir, path, subset)
         if folder is not None:
             builder, files = split_files(folder)
             self._read.extend(files.values())
@@ -135,14 +131,23 @@ class LocalDatasets:
             from ..engine.rows import cache_advice
 
             where = (
-                self._data_dir / str(path) / (name or "default")
+                self._data_dir / str(path) / (subset or "default")
                 if self._data_dir is not None and isinstance(path, str)
                 else None
             )
             raise DatasetError(
-                f"no local copy of dataset {path!r} (subset {name!r})"
+                f"no local copy of dataset {path!r} (subset {subset!r})"
                 + (f" at {where}" if where is not None else "")
                 + f", and datasets could not load it: {type(exc).__name__}: {exc}. Put its "
                 f"split files there (<split>.jsonl), or save a slice with --evaltasks-save-data "
                 f"where the Hub is reachable; {cache_advice()}"
             ) from exc
+
+
+def _subset(name: Any, data_dir: Any) -> Any:
+    """The local folder's subset name: a Hub repository's folder (`data_dir="main"`, as
+    Inspect's gsm8k reads it) stands for its subset here, and only that folder is its copy:
+    another subset's rows are never read in its place."""
+    if name is None and isinstance(data_dir, str) and data_dir.strip("/"):
+        return data_dir.strip("/")
+    return name
