@@ -119,7 +119,7 @@ def show_ports(
                 rendered, used = render_with(own, port, side, rendering)
                 sides.append(port_docs(rendered, used.run, used.template, port.key))
         except EvalTaskError as exc:
-            shown.lines += [f"=== port:{port.name}: {type(exc).__name__}: {exc}", ""]
+            shown.lines += [f"=== {port.item_name}: {type(exc).__name__}: {exc}", ""]
             shown.problems += 1
             continue
         pairs = port_pairs(sides[0], sides[1], port.key is not None)
@@ -129,7 +129,7 @@ def show_ports(
             else pairs[: selection.count]
         )
         shown.lines.append(
-            f"=== port:{port.name}: {len(chosen)} of {len(pairs)} aligned docs; "
+            f"=== {port.item_name}: {len(chosen)} of {len(pairs)} aligned docs; "
             f"a = {port.a.describe()}, b = {port.b.describe()}"
         )
         missing = [ident for ident in selection.ids if ident not in {p[0] for p in chosen}]

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from ..engine.ports import PortDoc
 from .facts import label_key
-from .visible import visible
+from .visible import common_ends, visible
 
 KINDS = (
     "coverage",
@@ -288,12 +288,7 @@ def _end(spans: list[tuple[int, int]], k: int, done: int, text: str) -> int:
 
 def _example(ident: str, a: str, b: str, hunk: Hunk | None) -> str:
     """One changed stretch with a little context on each side, invisible characters visible."""
-    if hunk is None:
-        start = 0
-        while start < min(len(a), len(b)) and a[start] == b[start]:
-            start += 1
-        hunk = (start, len(a), start, len(b))
-    i1, i2, j1, j2 = _narrowed(a, b, hunk)
+    i1, i2, j1, j2 = _narrowed(a, b, hunk or (0, len(a), 0, len(b)))
     before = a[max(0, i1 - CONTEXT) : i1]
     after = a[i2 : i2 + CONTEXT]
     return (
@@ -305,11 +300,8 @@ def _example(ident: str, a: str, b: str, hunk: Hunk | None) -> str:
 def _narrowed(a: str, b: str, hunk: Hunk) -> Hunk:
     """A changed stretch without the characters its two sides share at its start and end."""
     i1, i2, j1, j2 = hunk
-    while i1 < i2 and j1 < j2 and a[i1] == b[j1]:
-        i1, j1 = i1 + 1, j1 + 1
-    while i2 > i1 and j2 > j1 and a[i2 - 1] == b[j2 - 1]:
-        i2, j2 = i2 - 1, j2 - 1
-    return i1, i2, j1, j2
+    start, a_end, b_end = common_ends(a[i1:i2], b[j1:j2])
+    return i1 + start, i1 + a_end, j1 + start, j1 + b_end
 
 
 def _quoted(before: str, changed: str, after: str) -> str:

@@ -36,6 +36,7 @@ from enum import StrEnum
 
 from ..engine.line_text import escape_line
 from ..engine.ports import Port
+from ..engine.task_string import PORT_PREFIX
 from .port_compare import Comparison
 
 FIRST_LINE = "# pytest-evaltasks port, format 1"
@@ -107,7 +108,7 @@ class PortVerdict:
 
 def judge_port(name: str, old: str | None, new: str, update: bool) -> PortVerdict:
     """Compare a port's record with this run's: only `[differences]` decides."""
-    label = f"port:{name}"
+    label = PORT_PREFIX + name
     if old is None:
         advice = "recording it" if update else "review it, then record it with --snapshot-update"
         return PortVerdict(
