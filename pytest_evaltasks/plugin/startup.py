@@ -164,8 +164,8 @@ def plan_of(
     registry: Registry, options: Options, labels: dict[Path, str | None] | None = None
 ) -> RunPlan:
     """The items of this run, with task-string errors as usage errors."""
-    from ..engine.ports import PORT_PREFIX, split_port_specs
-    from ..engine.task_string import ALL_TASKS
+    from ..engine.ports import split_port_specs
+    from ..engine.task_string import ALL_TASKS, PORT_PREFIX
     from .plan import plan_run, rerun_specs
 
     specs = rerun_specs(registry, options.specs) if options.last_failed else options.specs

@@ -110,7 +110,7 @@ class LocalDatasets:
         return getattr(self._real, name)
 
     def load_dataset(self, path: Any = None, name: Any = None, **kwargs: Any) -> Any:
-        subset = _subset(name, kwargs.get("data_dir"))
+        subset = local_subset(name, kwargs.get("data_dir"))
         folder = local_folder(self._data_dir, path, subset)
         if folder is not None:
             builder, files = split_files(folder)
@@ -144,10 +144,11 @@ class LocalDatasets:
             ) from exc
 
 
-def _subset(name: Any, data_dir: Any) -> Any:
-    """The local folder's subset name: a Hub repository's folder (`data_dir="main"`, as
-    Inspect's gsm8k reads it) stands for its subset here, and only that folder is its copy:
-    another subset's rows are never read in its place."""
+def local_subset(name: Any, data_dir: Any) -> Any:
+    """The subset folder a `load_dataset(path, name, data_dir=...)` call's local copy is in:
+    a Hub repository's folder (`data_dir="main"`, as Inspect's gsm8k reads it) stands for its
+    subset here, and only that folder is its copy: another subset's rows are never read in its
+    place. Loading and `--evaltasks-save-data` both place a dataset by it."""
     if name is None and isinstance(data_dir, str) and data_dir.strip("/"):
         return data_dir.strip("/")
     return name

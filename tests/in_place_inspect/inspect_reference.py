@@ -16,13 +16,14 @@ from typing import Any
 
 @contextlib.contextmanager
 def rows_from(data_root: Path) -> Iterator[None]:
-    """`datasets.load_dataset(path, name, split=...)` reads `<root>/<path>/<name>/<split>.jsonl`."""
+    """`datasets.load_dataset(path, name, split=...)` reads `<root>/<path>/<name>/<split>.jsonl`
+    (a repository folder, `data_dir="main"`, standing for the name)."""
     import datasets
 
     real = datasets.load_dataset
 
     def load(path: Any = None, name: Any = None, split: Any = None, **kwargs: Any) -> Any:
-        folder = data_root / path / (name or "default")
+        folder = data_root / path / (name or kwargs.get("data_dir") or "default")
         files = {split: str(folder / f"{split}.jsonl")}
         return real("json", data_files=files, split=split)
 

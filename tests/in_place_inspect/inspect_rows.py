@@ -1,10 +1,11 @@
 """Synthetic rows for inspect_evals' own tasks, with each dataset's column names and types.
 
 `TASKS` maps a task's registry name to the splits its dataset loaders read, each keyed by
-`(path, name or "default", split)` as `hf_dataset(...)` / `datasets.load_dataset(...)` ask for
-them, and `write_rows(data_root, task)` writes them as `<data_root>/<path>/<name>/<split>.jsonl`,
-the data root layout. `ARGS` holds the task arguments a test builds a task with (a subset, a
-few-shot count, a grader that is Inspect's mock model).
+`(path, name or data_dir or "default", split)` as `hf_dataset(...)` /
+`datasets.load_dataset(...)` ask for them, and `write_rows(data_root, task)` writes them as
+`<data_root>/<path>/<name>/<split>.jsonl`, the data root layout. `ARGS` holds the task
+arguments a test builds a task with (a subset, a few-shot count, a grader that is Inspect's
+mock model).
 
 Every row is made up here: the questions, passages and answers are ours, never the real
 datasets'. Only the shapes are theirs (column names, nesting, label conventions), so that each
@@ -28,7 +29,7 @@ from typing import Any
 
 Row = dict[str, Any]
 Key = tuple[str, str, str]
-"""(dataset path, dataset name or "default", split)."""
+"""(dataset path, dataset name or repository folder or "default", split)."""
 
 
 def _hex(*parts: object, length: int = 32) -> str:
@@ -1022,8 +1023,8 @@ TASKS: dict[str, dict[Key, list[Row]]] = {
     },
     "inspect_evals/race_h": {("ehovy/race", "high", "test"): _race_h()},
     "inspect_evals/gsm8k": {
-        ("openai/gsm8k", "default", "train"): _gsm8k(GSM8K_TRAIN),
-        ("openai/gsm8k", "default", "test"): _gsm8k(GSM8K_TEST),
+        ("openai/gsm8k", "main", "train"): _gsm8k(GSM8K_TRAIN),
+        ("openai/gsm8k", "main", "test"): _gsm8k(GSM8K_TEST),
     },
     "inspect_evals/truthfulqa": {
         ("truthfulqa/truthful_qa", "multiple_choice", "validation"): _truthfulqa(),

@@ -45,7 +45,7 @@ from urllib.parse import quote, urlsplit
 from ...engine.paths import MACHINE_FOLDERS as NAMED_FOLDERS
 from ...engine.paths import relative_path_text
 from ...errors import DatasetError
-from ..local_datasets import LocalDatasets, folder_for
+from ..local_datasets import LocalDatasets, folder_for, local_subset
 from .installed import OWN_PREFIX, installed_package
 
 LOCAL_SCHEMES = frozenset({"", "file", "local"})
@@ -110,7 +110,7 @@ class Fetched:
     def add_dataset(self, path: Any, name: Any, kwargs: dict[str, Any], loaded: Any) -> None:
         """A `load_dataset` call's result, by split; refused (naming the task) when its folder
         would be outside the data root or its split is an expression."""
-        folder = folder_for(self.data_dir, path, name)
+        folder = folder_for(self.data_dir, path, local_subset(name, kwargs.get("data_dir")))
         if folder is None:
             raise DatasetError(
                 f"task {self.task!r}: dataset {path!r} names no folder inside the data root "

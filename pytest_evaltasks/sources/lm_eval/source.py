@@ -320,7 +320,7 @@ class LmEvalYaml:
     def _dependency_files(self, entry: Entry) -> set[str]:
         if entry.name in self._dependencies:
             return self._dependencies[entry.name]
-        from ..local_datasets import local_folder
+        from ..local_datasets import local_folder, local_subset
         from .build import dataset_of, hook_files
 
         ref = self._ref(entry)
@@ -337,7 +337,8 @@ class LmEvalYaml:
         except Exception:
             config = {}
         found |= hook_files(config, entry.origin.parent)
-        data_path, data_name, _ = dataset_of(config)
+        data_path, data_name, kwargs = dataset_of(config)
+        data_name = local_subset(data_name, kwargs.get("data_dir"))
         folder = local_folder(self.data_dir, data_path, data_name)
         if folder is not None:
             found.add(os.path.abspath(folder))
@@ -359,14 +360,14 @@ class LmEvalYaml:
         return ([str(rule) for rule in value] if isinstance(value, list) else []), where
 
     def has_local_data(self, entry: Entry, data_dir: Path | None) -> bool:
-        from ..local_datasets import local_folder
+        from ..local_datasets import local_folder, local_subset
         from .build import dataset_of
 
         try:
-            path, name, _ = dataset_of(self.config(entry))
+            path, name, kwargs = dataset_of(self.config(entry))
         except Exception:
             return True  # its error is the item's to report
-        return local_folder(data_dir, path, name) is not None
+        return local_folder(data_dir, path, local_subset(name, kwargs.get("data_dir"))) is not None
 
     def suggestions(self) -> list[str]:
         if not self.yaml_index.complete:
@@ -377,11 +378,11 @@ class LmEvalYaml:
     def slice_plan(self, entry: Entry, request: TaskRequest, data_dir: Path) -> LmEvalSlice:
         """`<data root>/<dataset_path>/<dataset_name or default>/`, for the first rows of
         every split the task reads; refused (naming the task) outside the data root."""
-        from ..local_datasets import folder_for
+        from ..local_datasets import folder_for, local_subset
         from .build import dataset_of
 
-        path, name, _ = dataset_of(self.config(entry))
-        folder = folder_for(data_dir, path, name)
+        path, name, kwargs = dataset_of(self.config(entry))
+        folder = folder_for(data_dir, path, local_subset(name, kwargs.get("data_dir")))
         if folder is None:
             raise DatasetError(
                 f"task {entry.name!r}: dataset_path {path!r} names no dataset inside the data "
